@@ -1,0 +1,15 @@
+"""ragen-envs: seeded, certified text games for LLM agents on the Gymnasium API.
+
+Importing the package registers ``ragen/Bandit-v0``, ``ragen/Sokoban-v0``, ``ragen/FrozenLake-v0``
+and the named presets with Gymnasium.
+"""
+
+from ragen_envs.registration import PRESETS, Preset, get_preset, make, register_all
+from ragen_envs.splits import split_seeds
+from ragen_envs.text_game import OBSERVATION_FORMATS, TextGame
+
+register_all()
+
+__all__ = ["PRESETS", "Preset", "get_preset", "make", "register_all", "split_seeds", "OBSERVATION_FORMATS",
+           "TextGame"]
+__version__ = "0.1.0"

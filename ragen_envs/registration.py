@@ -1,0 +1,88 @@
+"""Gymnasium ids and named presets of every ragen game.
+
+``import ragen_envs`` calls :func:`register_all`, after which ``gymnasium.make("ragen/Sokoban-v0")``
+works. Each preset is a registered id; the short name (``simple_sokoban``) is what the CLIs take.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A registered environment: its short name, Gymnasium id, entry point and config."""
+
+    name: str
+    env_id: str
+    entry_point: str
+    config: dict[str, Any] = field(default_factory=dict)
+    max_episode_steps: int | None = None
+    description: str = ""
+
+
+_SOKOBAN = "ragen_envs.sokoban.env:SokobanEnv"
+_FROZEN_LAKE = "ragen_envs.frozen_lake.env:FrozenLakeEnv"
+_BANDIT = "ragen_envs.bandit.env:BanditEnv"
+
+PRESETS: tuple[Preset, ...] = (
+    Preset("sokoban", "ragen/Sokoban-v0", _SOKOBAN, {}, 100, "6x6 room, 1 box (RAGEN's SimpleSokoban)"),
+    Preset("simple_sokoban", "ragen/SimpleSokoban-v0", _SOKOBAN,
+           {"height": 6, "width": 6, "num_boxes": 1}, 100, "6x6 room, 1 box"),
+    Preset("simple_sokoban_hard", "ragen/SimpleSokobanHard-v0", _SOKOBAN,
+           {"height": 6, "width": 6, "num_boxes": 1, "min_pushes": 3}, 100, "6x6 room, 1 box, 3+ pushes"),
+    Preset("larger_sokoban", "ragen/LargerSokoban-v0", _SOKOBAN,
+           {"height": 8, "width": 8, "num_boxes": 2}, 100, "8x8 room, 2 boxes"),
+    Preset("larger_sokoban_hard", "ragen/LargerSokobanHard-v0", _SOKOBAN,
+           {"height": 8, "width": 8, "num_boxes": 2, "min_pushes": 6}, 100, "8x8 room, 2 boxes, 6+ pushes"),
+    Preset("boxoban", "ragen/Boxoban-v0", _SOKOBAN,
+           {"height": 10, "width": 10, "num_boxes": 4}, 200, "10x10 room, 4 boxes (Boxoban-sized)"),
+    Preset("boxoban_hard", "ragen/BoxobanHard-v0", _SOKOBAN,
+           {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 12}, 200, "10x10, 4 boxes, 12+ pushes"),
+    Preset("frozenlake", "ragen/FrozenLake-v0", _FROZEN_LAKE, {}, 100, "4x4 slippery lake (RAGEN's)"),
+    Preset("frozenlake_8x8", "ragen/FrozenLake8x8-v0", _FROZEN_LAKE,
+           {"height": 8, "width": 8}, 200, "8x8 slippery lake"),
+    Preset("frozenlake_det", "ragen/FrozenLakeDeterministic-v0", _FROZEN_LAKE,
+           {"is_slippery": False}, 100, "4x4 lake without slipping"),
+    Preset("bandit", "ragen/Bandit-v0", _BANDIT, {}, None, "phoenix (safe) vs dragon (risky), as in RAGEN"),
+    Preset("bandit_heldout", "ragen/BanditHeldOut-v0", _BANDIT,
+           {"name_set": "heldout"}, None, "held-out arm names for generalisation tests"),
+    Preset("bandit_reversed", "ragen/BanditReversed-v0", _BANDIT,
+           {"name_set": "reversed"}, None, "names whose connotations conflict with the payoffs"),
+)
+
+_BY_NAME = {p.name: p for p in PRESETS}
+_BY_ID = {p.env_id: p for p in PRESETS}
+
+
+def get_preset(name_or_id: str) -> Preset:
+    """Look a preset up by short name (``simple_sokoban``) or Gymnasium id (``ragen/SimpleSokoban-v0``)."""
+    key = name_or_id.strip()
+    preset = _BY_NAME.get(key.lower().replace("-", "_")) or _BY_ID.get(key)
+    if preset is None:
+        names = ", ".join(p.name for p in PRESETS)
+        raise ValueError(f"unknown environment {name_or_id!r}; known presets: {names}")
+    return preset
+
+
+def register_all() -> None:
+    """Register every preset with Gymnasium (idempotent)."""
+    for p in PRESETS:
+        if p.env_id in gym.registry:
+            continue
+        gym.register(
+            id=p.env_id,
+            entry_point=p.entry_point,
+            max_episode_steps=p.max_episode_steps,
+            kwargs={"config": dict(p.config)},
+        )
+
+
+def make(name_or_id: str, **kwargs: Any) -> gym.Env:
+    """``gymnasium.make`` for a preset given by short name or id; ``config=`` entries are merged."""
+    preset = get_preset(name_or_id)
+    config = {**preset.config, **kwargs.pop("config", {})}
+    return gym.make(preset.env_id, config=config, **kwargs)

@@ -1,0 +1,49 @@
+"""The game-side half of the text protocol.
+
+Every ragen environment (the ``unwrapped`` env) implements :class:`TextGame`. The text layer
+(``ragen_envs.text``) talks to games only through these members, so it never needs to know which
+game it is driving, and a new game needs nothing in the text layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+#: Observation formats every grid game renders; Bandit renders all three the same way.
+OBSERVATION_FORMATS = ("grid", "coords", "grid+coords")
+
+
+@runtime_checkable
+class TextGame(Protocol):
+    """What a game exposes so that it can be played as a chat episode."""
+
+    #: Canonical action names; index ``i`` is action ``i`` of the Discrete action space.
+    action_names: tuple[str, ...]
+    #: Default text-protocol budgets for this game (keys of ``ProtocolConfig``), e.g. Bandit: 1 turn.
+    text_defaults: Mapping[str, Any]
+
+    def action_aliases(self) -> dict[str, int]:
+        """Lower-case spellings the parser accepts (``"up"``, ``"north"``, ``"u"``) -> action id."""
+        ...
+
+    def rules_text(self) -> str:
+        """Plain-English rules of the game: goal, what each action does, rewards, how it ends."""
+        ...
+
+    def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
+        """How to read the observation: the symbol legend and the (row, col) convention."""
+        ...
+
+    def observation_text(
+        self,
+        fmt: str = "grid",
+        symbols: Mapping[str, str] | None = None,
+        coordinate_base: int = 0,
+    ) -> str:
+        """The current state as text in one of :data:`OBSERVATION_FORMATS`."""
+        ...
+
+    def state_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable snapshot of the true state (see docs/protocol.md for the schema)."""
+        ...

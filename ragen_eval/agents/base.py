@@ -1,0 +1,62 @@
+"""The one interface every agent implements: chat messages in, completions out."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ragen_envs.text import TextEpisode
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings passed to every backend."""
+
+    temperature: float = 0.5
+    top_p: float = 1.0
+    max_tokens: int = 400
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form, as written to a run's config.json."""
+        return asdict(self)
+
+
+@dataclass
+class Completion:
+    """One sampled response, with whatever usage figures the backend reports."""
+
+    text: str
+    finish_reason: str | None = None  # "stop", "length", ... ; "length" is scored as truncated
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    reasoning_text: str | None = None  # provider-side reasoning (e.g. ``reasoning_content``)
+    reasoning_tokens: int | None = None
+    error: str | None = None  # set when the request failed for good; text is then ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form, as stored in a turn record."""
+        return asdict(self)
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """Anything that can answer a chat: an API endpoint, an in-process model, a built-in policy."""
+
+    name: str
+
+    async def act(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        episode: TextEpisode | None = None,
+    ) -> list[Completion]:
+        """Return ``n`` completions for ``messages``. ``episode`` lets built-in agents see the game."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, processes or models."""
+        ...
