@@ -1,0 +1,55 @@
+"""Agents: the built-ins, and model backends imported only when asked for (vllm and torch are heavy)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragen_eval.agents.base import Agent, Completion, SamplingParams
+
+
+def make_agent(
+    backend: str,
+    model: str,
+    *,
+    base_urls: list[str] | None = None,
+    api_key: str | None = None,
+    concurrency: int = 32,
+    timeout: float = 60.0,
+    max_retries: int = 5,
+    requests_per_second: float | None = None,
+    seed: int = 0,
+    model_args: dict[str, Any] | None = None,
+) -> Agent:
+    """Build the agent for ``backend`` (builtin, openai, vllm, hf) and ``model``.
+
+    ``model`` is ``random``/``oracle`` for builtin, the served model name for openai, and a
+    checkpoint directory for vllm and hf. ``seed`` seeds the built-in random agent and the hf sampler;
+    ``model_args`` go to the vllm engine (``dtype``, ``max_model_len``, ...) or to ``HFAgent``.
+    """
+    if backend == "builtin":
+        from ragen_eval.agents.builtin import OracleAgent, RandomAgent
+
+        if model == "random":
+            return RandomAgent(seed=seed)
+        if model == "oracle":
+            return OracleAgent()
+        raise ValueError(f"the builtin backend has 'random' and 'oracle', not {model!r}")
+    if backend == "openai":
+        from ragen_eval.agents.openai_agent import OpenAIChatAgent
+
+        if not base_urls:
+            raise ValueError("the openai backend needs at least one base URL")
+        return OpenAIChatAgent(model, base_urls, api_key, concurrency=concurrency, timeout=timeout,
+                               max_retries=max_retries, requests_per_second=requests_per_second)
+    if backend == "vllm":
+        from ragen_eval.agents.vllm_agent import VLLMAgent
+
+        return VLLMAgent(model, **(model_args or {}))
+    if backend == "hf":
+        from ragen_eval.agents.hf_agent import HFAgent
+
+        return HFAgent(model, **{"seed": seed, **(model_args or {})})
+    raise ValueError(f"unknown backend {backend!r}; choose builtin, openai, vllm or hf")
+
+
+__all__ = ["Agent", "Completion", "SamplingParams", "make_agent"]

@@ -1,0 +1,220 @@
+"""Tiny-model baselines on the CPU, end to end: SFT warm starts, StarPO and StarPO-S, test-split evaluation.
+
+For each game (Bandit, FrozenLake 4x4, SimpleSokoban), from a tiny random model:
+
+1. ``format-sft``: SFT on format-only demonstrations (random valid actions);
+2. ``starpo`` and ``starpo-s``: RL from the format-only checkpoint (``ragen_train.trainer``);
+3. ``oracle-sft``: SFT on oracle demonstrations, for comparison;
+4. every model evaluated on the test split through ``ragen-eval --backend hf``.
+
+Every stage is skipped when its output already exists, so a rerun resumes. Results go to
+``<out>/results.json``; ``--docs`` also writes the table and the learning curves to ``docs/baselines/``.
+
+    python experiments/baselines/run_baselines.py --out runs/baselines --docs
+    python experiments/baselines/run_baselines.py --games bandit --out runs/baselines   # one game
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+DOCS = REPO / "docs" / "baselines"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Budgets of one game's baselines, sized so every stage runs in minutes on 2 shared CPU cores."""
+
+    env: str
+    format_episodes: int
+    oracle_episodes: int
+    sft_epochs: int
+    rl_steps: int
+    env_groups: int
+    group_size: int
+    max_new_tokens: int
+    eval_episodes: int
+    rl_overrides: tuple[str, ...] = field(default_factory=tuple)
+
+
+GAMES: dict[str, GameSpec] = {
+    "bandit": GameSpec("bandit", format_episodes=512, oracle_episodes=512, sft_epochs=2, rl_steps=12,
+                       env_groups=4, group_size=8, max_new_tokens=40, eval_episodes=128),
+    "frozenlake": GameSpec("frozenlake", format_episodes=256, oracle_episodes=256, sft_epochs=3, rl_steps=10,
+                           env_groups=4, group_size=8, max_new_tokens=56, eval_episodes=64),
+    "simple_sokoban": GameSpec("simple_sokoban", format_episodes=256, oracle_episodes=512, sft_epochs=3,
+                               rl_steps=10, env_groups=4, group_size=8, max_new_tokens=64, eval_episodes=64),
+}
+
+#: Learning rates for the tiny models (RAGEN's 1e-6 / 1e-5 are for 0.5B+ models and barely move these).
+TINY_RL = ("actor_lr=1e-4", "critic_lr=1e-3", "ppo_mini_batch_size=16", "micro_batch_size=8")
+EVAL_TEMPERATURE = 1.0  # the policy as trained (rollouts sample at 1.0); greedy hides a 50/50 bandit policy
+
+
+def sft_stage(spec: GameSpec, mode: str, out: Path, seed: int) -> Path:
+    """SFT a fresh tiny model on ``mode`` demonstrations; returns the checkpoint directory."""
+    from ragen_train.demos import DemoConfig
+    from ragen_train.sft import SFTConfig, run_sft
+
+    if (out / "model.safetensors").is_file():
+        return out
+    episodes = spec.oracle_episodes if mode == "oracle" else spec.format_episodes
+    demos = DemoConfig(env=spec.env, mode=mode, num_episodes=episodes, seed=seed,
+                       successful_only=mode == "oracle" and spec.env != "bandit")
+    return run_sft(SFTConfig(model="tiny", out=str(out), demos=demos, epochs=spec.sft_epochs, lr=2e-3, seed=seed))
+
+
+def rl_stage(spec: GameSpec, preset: str, start: Path, runs: Path, seed: int) -> Path:
+    """StarPO or StarPO-S from ``start``; returns the run directory (checkpoints under ``checkpoints/``)."""
+    from ragen_train.checkpoint import latest_checkpoint
+    from ragen_train.config import load_config
+    from ragen_train.trainer import train
+
+    run_dir = runs / preset
+    if _final_checkpoint(run_dir, spec.rl_steps) is not None:
+        return run_dir
+    overrides = [f"preset={preset}", f"env={spec.env}", f"model={start}", f"seed={seed}",
+                 f"total_steps={spec.rl_steps}", f"env_groups={spec.env_groups}", f"group_size={spec.group_size}",
+                 f"max_new_tokens={spec.max_new_tokens}", f"output_dir={runs}", f"run_name={preset}",
+                 "save_every=5", "plot_every=5", *TINY_RL, *spec.rl_overrides]
+    train(load_config(None, overrides))
+    if latest_checkpoint(run_dir) is None:
+        raise RuntimeError(f"{preset} run in {run_dir} finished without a checkpoint")
+    return run_dir
+
+
+def _final_checkpoint(run_dir: Path, steps: int) -> Path | None:
+    from ragen_train.checkpoint import latest_checkpoint
+
+    ckpt = latest_checkpoint(run_dir) if run_dir.is_dir() else None
+    if ckpt is None:
+        return None
+    rows = _read_csv(run_dir / "metrics.csv")
+    return ckpt if rows and int(rows[-1]["step"]) >= steps else None
+
+
+def eval_stage(model: Path, spec: GameSpec, out: Path, name: str) -> dict[str, Any]:
+    """``ragen-eval`` on the test split (resumes by itself); returns the summary plus the high-EV arm rate."""
+    cmd = [sys.executable, "-m", "ragen_eval.cli", "evaluate", "--model", str(model), "--backend", "hf",
+           "--env", spec.env, "--split", "test", "--episodes", str(spec.eval_episodes),
+           "--temperature", str(EVAL_TEMPERATURE), "--sampling-seed", "0", "--max-tokens", str(spec.max_new_tokens),
+           "--out", str(out), "--run-name", name, "--no-progress"]
+    subprocess.run(cmd, check=True, cwd=REPO)
+    run = out / name
+    records = [json.loads(line) for line in (run / "episodes.jsonl").read_text().splitlines() if line.strip()]
+    turns = [t for r in records for t in r["turns"]]
+    return {
+        "command": " ".join(["ragen-eval", *cmd[3:]]),
+        "episodes": len(records),
+        "success": sum(r["success"] for r in records) / len(records),
+        "reward": sum(r["total_reward"] for r in records) / len(records),
+        "format_error_rate": sum(not t["format_ok"] for t in turns) / max(len(turns), 1),
+    }
+
+
+def run_game(spec: GameSpec, out: Path, seed: int) -> dict[str, Any]:
+    """Every stage of one game; returns its results (stage timings included)."""
+    game_dir = out / spec.env
+    results: dict[str, Any] = {"spec": asdict(spec), "models": {}, "seconds": {}}
+    began = time.perf_counter()
+    models = {"format-sft": sft_stage(spec, "format", game_dir / "format-sft", seed)}
+    results["seconds"]["format-sft"] = time.perf_counter() - began
+    for preset in ("starpo", "starpo-s"):
+        began = time.perf_counter()
+        run_dir = rl_stage(spec, preset, models["format-sft"], game_dir / "rl", seed)
+        models[f"+{preset}"] = _final_checkpoint(run_dir, spec.rl_steps)
+        results["seconds"][preset] = time.perf_counter() - began
+        results[f"{preset}_alerts"] = [row["alerts"] for row in _read_csv(run_dir / "metrics.csv") if row["alerts"]]
+    began = time.perf_counter()
+    models["oracle-sft"] = sft_stage(spec, "oracle", game_dir / "oracle-sft", seed)
+    results["seconds"]["oracle-sft"] = time.perf_counter() - began
+    for name, path in models.items():
+        results["models"][name] = {"path": str(path), **eval_stage(path, spec, game_dir / "eval", name.strip("+"))}
+    return results
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with open(path, newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_docs(results: dict[str, Any], out: Path) -> None:
+    """The results table (Markdown) and one learning-curve figure per game, under docs/baselines/."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    DOCS.mkdir(parents=True, exist_ok=True)
+    lines = ["<!-- generated by experiments/baselines/run_baselines.py --docs; do not edit -->", "",
+             "| game | model | test success | reward | format errors | episodes |",
+             "|---|---|---|---|---|---|"]
+    for game, res in results.items():
+        for name, m in res["models"].items():
+            lines.append(f"| {game} | {name} | {m['success']:.3f} | {m['reward']:.3f} | "
+                         f"{m['format_error_rate']:.3f} | {m['episodes']} |")
+    lines += ["", "Collapse alerts during RL (step: alert):", ""]
+    for game, res in results.items():
+        for preset in ("starpo", "starpo-s"):
+            alerts = res.get(f"{preset}_alerts", [])
+            lines.append(f"- {game} {preset}: {'; '.join(alerts) if alerts else 'none'}")
+    lines += ["", "Stage wall-clock seconds (2 shared CPU cores):", ""]
+    for game, res in results.items():
+        lines.append(f"- {game}: " + ", ".join(f"{k} {v:.0f}" for k, v in res["seconds"].items()))
+    (DOCS / "results.md").write_text("\n".join(lines) + "\n")
+
+    for game in results:
+        fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+        for preset in ("starpo", "starpo-s"):
+            rows = _read_csv(out / game / "rl" / preset / "metrics.csv")
+            steps = [int(r["step"]) for r in rows]
+            for ax, key in zip(axes, ("success", "reward_mean", "in_group_std")):
+                ax.plot(steps, [float(r[key]) for r in rows], marker="o", ms=3, label=preset)
+                ax.set_title(key)
+                ax.set_xlabel("step")
+        axes[0].legend()
+        fig.suptitle(f"{game}: RL from the format-only SFT start (rollout metrics, train seeds)")
+        fig.tight_layout()
+        fig.savefig(DOCS / f"{game}_curves.png", dpi=90)
+        plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the baselines for the chosen games and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated subset of {list(GAMES)}")
+    parser.add_argument("--out", default="runs/baselines", help="directory for checkpoints, runs and evaluations")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--docs", action="store_true", help="write docs/baselines/results.md and the curves")
+    args = parser.parse_args(argv)
+    games = [g.strip() for g in args.games.split(",") if g.strip()]
+    unknown = set(games) - set(GAMES)
+    if unknown:
+        parser.error(f"unknown games {sorted(unknown)}; choose from {list(GAMES)}")
+    out = Path(args.out).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    results_path = out / "results.json"
+    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
+    for game in games:
+        results[game] = run_game(GAMES[game], out, args.seed)
+        results_path.write_text(json.dumps(results, indent=2) + "\n")
+    if args.docs:
+        write_docs(results, out)
+    print(json.dumps({g: {m: round(v["success"], 3) for m, v in r["models"].items()} for g, r in results.items()},
+                     indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

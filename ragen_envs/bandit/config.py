@@ -1,0 +1,75 @@
+"""Settings of a Bandit game: arm names, payoffs and shuffling."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ragen_envs.bandit.names import NAME_POOLS
+
+
+@dataclass(frozen=True)
+class BanditConfig:
+    """One low-risk arm with a fixed payout and ``num_arms - 1`` high-risk arms that pay all or nothing.
+
+    High-risk arm ``k`` (k = 1..num_arms-1) pays ``high_risk_reward`` with probability
+    ``high_risk_prob * k / (num_arms - 1)``, so with two arms it is RAGEN's risky arm and with more
+    the extra arms are weaker versions of it.
+    """
+
+    name_set: str = "ragen"  # one of NAME_POOLS: "ragen" (Phoenix/Dragon), "heldout", "reversed"
+    num_arms: int = 2
+    low_risk_reward: float = 0.1  # RAGEN's code uses 0.1, its paper 0.15
+    high_risk_reward: float = 1.0
+    high_risk_prob: float = 0.25
+    arm_names: tuple[str, ...] | None = None  # fixed names instead of a pool: low-risk first, then risky
+    shuffle_arms: bool = True  # show the arms in a new random order every reset
+    reveal_payoffs: bool = False  # state each arm's payout in the rules (RAGEN does not)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.num_arms, bool) or not isinstance(self.num_arms, int) or self.num_arms < 2:
+            raise ValueError(f"BanditConfig.num_arms must be an int of at least 2, got {self.num_arms!r}")
+        for name in ("low_risk_reward", "high_risk_reward", "high_risk_prob"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+                raise TypeError(f"BanditConfig.{name} must be a number, got {value!r}")
+        if not 0.0 <= self.high_risk_prob <= 1.0:
+            raise ValueError(f"BanditConfig.high_risk_prob must lie in [0, 1], got {self.high_risk_prob}")
+        for name in ("shuffle_arms", "reveal_payoffs"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"BanditConfig.{name} must be a bool, got {getattr(self, name)!r}")
+        if self.arm_names is not None:
+            names = tuple(self.arm_names)
+            object.__setattr__(self, "arm_names", names)
+            if len(names) != self.num_arms:
+                raise ValueError(f"BanditConfig.arm_names has {len(names)} names but num_arms={self.num_arms}")
+            if any(not isinstance(n, str) or not n.strip() for n in names):
+                raise ValueError(f"BanditConfig.arm_names must be non-empty strings, got {names!r}")
+            if len({n.strip().lower() for n in names}) != len(names):
+                raise ValueError(f"BanditConfig.arm_names must differ (ignoring case), got {names!r}")
+            return
+        if self.name_set not in NAME_POOLS:
+            raise ValueError(f"unknown BanditConfig.name_set {self.name_set!r}; choose one of {sorted(NAME_POOLS)}")
+        pool = NAME_POOLS[self.name_set]
+        if len(pool.high_risk) < self.num_arms - 1:
+            raise ValueError(
+                f"name_set {self.name_set!r} has {len(pool.high_risk)} high-risk name(s) but num_arms={self.num_arms} "
+                f"needs {self.num_arms - 1}; pass arm_names or choose another name_set"
+            )
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> BanditConfig:
+        """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown BanditConfig field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        values = asdict(self)
+        if values["arm_names"] is not None:
+            values["arm_names"] = list(values["arm_names"])
+        return values

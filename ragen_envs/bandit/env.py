@@ -1,0 +1,221 @@
+"""The Bandit Gymnasium environment: pick one of K named arms once; RAGEN's safe-versus-risky test."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ragen_envs.bandit.config import BanditConfig
+from ragen_envs.bandit.level import BanditLevel, certificate, generate
+from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.text_game import OBSERVATION_FORMATS
+
+#: Tile looks: an arm not pulled, the arm pulled.
+TILE_STYLES = (
+    TileStyle((225, 225, 225), "circle", (110, 70, 170)),
+    TileStyle((250, 210, 60), "circle", (110, 70, 170)),
+)
+
+
+class BanditEnv(gym.Env):
+    """Pull one of K named arms once; the names are the only hint about their hidden payoffs.
+
+    ## Description
+    RAGEN's bandit: a low-risk arm pays a fixed ``low_risk_reward`` (0.1), a high-risk arm pays
+    ``high_risk_reward`` (1.0) with probability ``high_risk_prob`` (0.25) and 0 otherwise, so the
+    risky arm is the better one on average. Every reset draws names from the config's name set and
+    shuffles the order in which the arms are shown (``generate(config, level_seed)``).
+
+    ## Starting State
+    No arm pulled; the arms' names and order are new (drawn from the level seed).
+
+    ## Action Space
+    ``Discrete(num_arms)``: action ``i`` pulls the arm shown ``i``-th; ``action_names`` lists them
+    and changes with every reset.
+
+    ## Observation Space
+    ``MultiBinary(num_arms)``: all zeros before the pull, then a one at the pulled arm.
+
+    ## Rewards
+    The pulled arm's payout, drawn from ``self.np_random``.
+
+    ## Episode End
+    After the single pull.
+
+    ## Information
+    At reset: ``level_seed``, ``certificate`` (each arm's expected reward and variance, the best
+    arms). At the step: ``success`` (the pulled arm has the highest expected reward),
+    ``action_is_valid``, ``action_is_effective`` (always True), ``arm``, ``expected_reward``.
+
+    ## Arguments
+    ``render_mode`` (``"ansi"``, ``"rgb_array"``, ``"human"``), ``config`` (a :class:`BanditConfig`
+    or a dict of its fields), ``symbols`` (accepted for a uniform signature; Bandit has no cells).
+
+    ## Version History
+    v0: first version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    text_defaults: Mapping[str, Any] = {"max_turns": 1, "max_actions_per_turn": 1, "max_actions_per_episode": 1}
+    #: Pixels per arm in ``rgb_array`` frames.
+    tile_size: int = 48
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        config: BanditConfig | Mapping[str, Any] | None = None,
+        symbols: Mapping[str, str] | None = None,
+    ) -> None:
+        if config is None:
+            config = BanditConfig()
+        elif isinstance(config, Mapping):
+            config = BanditConfig.from_dict(config)
+        elif not isinstance(config, BanditConfig):
+            raise TypeError(f"config must be a BanditConfig or a dict, got {type(config).__name__}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.config = config
+        self.render_mode = render_mode
+        self.symbols = dict(symbols or {})
+        self.action_space = spaces.Discrete(config.num_arms)
+        self.observation_space = spaces.MultiBinary(config.num_arms)
+        #: Names of the arms in the order shown; placeholders until the first reset.
+        self.action_names: tuple[str, ...] = tuple(f"Arm{i + 1}" for i in range(config.num_arms))
+        self.level: BanditLevel | None = None
+        self.level_seed: int | None = None
+        self.certificate: dict[str, Any] | None = None
+        self.chosen: int | None = None
+        self.last_reward: float | None = None
+        self._window: HumanWindow | None = None
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Draw new arm names and a new order; returns ``(obs, info)``."""
+        super().reset(seed=seed)
+        self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
+        self.level = generate(self.config, self.level_seed)
+        self.action_names = tuple(arm.name for arm in self.level.arms)
+        self.certificate = certificate(self.level)
+        self.chosen = None
+        self.last_reward = None
+        if self.render_mode == "human":
+            self.render()
+        return self._observation(), {"level_seed": self.level_seed, "certificate": self.certificate}
+
+    def step(self, action: Any):
+        """Pull arm ``action``; the episode ends at once. Returns ``(obs, reward, terminated, truncated, info)``."""
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"Bandit action must be an int arm index, got {action!r} ({type(action).__name__})")
+        if not 0 <= action < self.config.num_arms:
+            raise ValueError(f"Bandit action must be an arm index in 0..{self.config.num_arms - 1}, got {action}")
+        if self.level is None or self.chosen is not None:
+            raise RuntimeError("Bandit episode is over (or never started); call reset() first")
+        arm = self.level.arms[int(action)]
+        # The fixed arm pays without a draw; only risky arms consume randomness.
+        paid = arm.pay_prob >= 1.0 or self.np_random.random() < arm.pay_prob
+        reward = arm.payout if paid else 0.0
+        self.chosen = int(action)
+        self.last_reward = reward
+        if self.render_mode == "human":
+            self.render()
+        info = {
+            "success": self.chosen in self.level.best_arms,
+            "action_is_valid": True,
+            "action_is_effective": True,
+            "arm": arm.name,
+            "expected_reward": arm.expected_reward,
+        }
+        return self._observation(), float(reward), True, False, info
+
+    def _observation(self) -> np.ndarray:
+        obs = np.zeros(self.config.num_arms, dtype=np.int8)
+        if self.chosen is not None:
+            obs[self.chosen] = 1
+        return obs
+
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the arms as text; ``rgb_array``: one tile per arm, the pulled one gold; ``human``: a window."""
+        if self.level is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "ansi":
+            return self.observation_text()
+        if self.render_mode in ("rgb_array", "human"):
+            frame = render_tiles(self._observation()[None, :].astype(np.int64), TILE_STYLES, self.tile_size)
+            if self.render_mode == "rgb_array":
+                return frame
+            if self._window is None:
+                self._window = HumanWindow("ragen Bandit")
+            self._window.show(frame, self.metadata["render_fps"])
+        return None
+
+    def close(self) -> None:
+        """Close the pygame window, if one is open."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    # ------------------------------------------------------------------ TextGame protocol
+    def action_aliases(self) -> dict[str, int]:
+        """Each arm's name in lower case (and without spaces) -> its action id."""
+        aliases: dict[str, int] = {}
+        for i, name in enumerate(self.action_names):
+            aliases[name.lower()] = i
+            aliases[name.lower().replace(" ", "")] = i
+        return aliases
+
+    def _names_list(self) -> str:
+        names = list(self.action_names)
+        return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+
+    def rules_text(self) -> str:
+        """The rules in plain English; payoffs are stated only if ``config.reveal_payoffs``."""
+        count = self.config.num_arms
+        lines = [
+            f"Bandit: there are {count} arms to pull: {self._names_list()}.",
+            "You pull exactly one arm, once, and receive the reward it pays.",
+        ]
+        if self.config.reveal_payoffs and self.level is not None:
+            lines.append("Payoffs:")
+            for arm in self.level.arms:
+                if arm.low_risk:
+                    lines.append(f"  {arm.name}: pays {arm.payout:g} every time.")
+                else:
+                    lines.append(f"  {arm.name}: pays {arm.payout:g} with probability {arm.pay_prob:g}, otherwise 0.")
+        else:
+            lines.append("Each arm pays according to its own hidden distribution; the names are your only clue.")
+        lines.append("Pick the arm you expect to pay the most on average.")
+        return "\n".join(lines)
+
+    def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
+        """How to answer: the arm's name as written (there is no grid)."""
+        return f"Answer with the name of one arm exactly as written: {' or '.join(self.action_names)}."
+
+    def observation_text(
+        self, fmt: str = "grid", symbols: Mapping[str, str] | None = None, coordinate_base: int = 0
+    ) -> str:
+        """The arms and, after the pull, what it paid; every format reads the same."""
+        if fmt not in OBSERVATION_FORMATS:
+            raise ValueError(f"unknown observation format {fmt!r}; choose one of {OBSERVATION_FORMATS}")
+        if self.level is None:
+            raise RuntimeError("call reset() before observation_text()")
+        if self.chosen is None:
+            return f"Arms: {', '.join(self.action_names)}. Choose one to pull."
+        return f"You pulled {self.action_names[self.chosen]} and received {self.last_reward:g}."
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON snapshot: ``game``, ``arms`` in shown order (name, expected_reward, variance, low_risk), ``chosen``."""
+        if self.level is None:
+            raise RuntimeError("call reset() before state_dict()")
+        return {
+            "game": "bandit",
+            "arms": [
+                {"name": a.name, "expected_reward": a.expected_reward, "variance": a.variance, "low_risk": a.low_risk}
+                for a in self.level.arms
+            ],
+            "chosen": self.chosen,
+        }

@@ -1,0 +1,25 @@
+"""FrozenLake: seeded random lakes with a guaranteed path, Gymnasium's slipping, and certified optima.
+
+>>> from ragen_envs.frozen_lake import FrozenLakeConfig, generate, value_iteration
+>>> level = generate(FrozenLakeConfig(height=4, width=4), seed=0)
+>>> table = value_iteration(level, is_slippery=True, horizon=10)
+"""
+
+from ragen_envs.frozen_lake.config import FrozenLakeConfig
+from ragen_envs.frozen_lake.env import FrozenLakeEnv
+from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, shortest_path
+from ragen_envs.frozen_lake.planning import ValueTable, certificate, reach_probability, value_iteration
+from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS
+
+__all__ = [
+    "DEFAULT_SYMBOLS",
+    "FrozenLakeConfig",
+    "FrozenLakeEnv",
+    "FrozenLakeLevel",
+    "ValueTable",
+    "certificate",
+    "generate",
+    "reach_probability",
+    "shortest_path",
+    "value_iteration",
+]

@@ -1,0 +1,311 @@
+"""The FrozenLake Gymnasium environment: a fresh seeded lake every reset, Gymnasium's slipping, text I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from ragen_envs.frozen_lake import text
+from ragen_envs.frozen_lake.config import FrozenLakeConfig
+from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, neighbour_table
+from ragen_envs.frozen_lake.planning import certificate
+from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.text_game import OBSERVATION_FORMATS
+
+#: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
+TILE_STYLES = (
+    TileStyle((205, 230, 250)),
+    TileStyle((30, 60, 110), "ring", (120, 160, 210)),
+    TileStyle((250, 210, 60), "diamond", (190, 120, 0)),
+    TileStyle((205, 230, 250), "circle", (210, 40, 40)),
+    TileStyle((30, 60, 110), "cross", (230, 50, 50)),
+    TileStyle((250, 210, 60), "circle", (210, 40, 40)),
+)
+
+_KIND_CODES = {"F": 0, "S": 0, "H": 1, "G": 2}
+
+
+class FrozenLakeEnv(gym.Env):
+    """Cross a frozen lake to the goal without falling into a hole; a new random lake every reset.
+
+    ## Description
+    The lake is a grid of frozen cells and holes with one start and one goal. Unlike Gymnasium's
+    FrozenLake, which fixes its map at construction, every ``reset`` generates a new lake from
+    ``self.np_random`` (``generate(config, level_seed)``): any size, holes with probability
+    ``1 - p_frozen``, random start and goal, and always a hole-free path between them.
+
+    ## Action Space
+    ``Discrete(4)`` in Gymnasium's order: 0 Left, 1 Down, 2 Right, 3 Up.
+
+    ## Observation Space
+    ``Box(0, 5, (height, width), uint8)``: 0 frozen, 1 hole, 2 goal, 3 player, 4 player in a hole,
+    5 player on the goal. The start cell shows as frozen once the player leaves it.
+
+    ## Starting State
+    The player stands on the level's start cell.
+
+    ## Transitions
+    Exactly Gymnasium's: when slippery, the intended move happens with probability
+    ``success_rate`` and each of the two perpendicular moves with ``(1 - success_rate) / 2``,
+    sampled the way Gymnasium samples them; a move into the border leaves the player in place.
+
+    ## Rewards
+    +1 on reaching the goal, 0 otherwise (falling into a hole included).
+
+    ## Episode End
+    Terminated on the goal or in a hole. The step limit is the registration's ``max_episode_steps``.
+
+    ## Information
+    At reset: ``level_seed`` (None when the level came from ``options["level"]``), ``certificate``
+    (see :func:`ragen_envs.frozen_lake.planning.certificate`), ``level`` (the map as text). Every step:
+    ``success``, ``action_is_valid``, ``action_is_effective`` (the player moved), ``slipped`` (the
+    move differed from the one chosen).
+
+    ## Arguments
+    ``render_mode`` (``"ansi"``, ``"rgb_array"``, ``"human"``), ``config`` (a
+    :class:`FrozenLakeConfig` or a dict of its fields), ``symbols`` (cell kind -> text symbol,
+    overriding ``P _ O G X √``). ``reset(options={"level": text_or_level})`` plays a given map.
+
+    ## Version History
+    v0: first version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    action_names: tuple[str, ...] = text.ACTION_NAMES
+    text_defaults: Mapping[str, Any] = {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 10}
+    #: Pixels per cell in ``rgb_array`` frames.
+    tile_size: int = 32
+
+    def __init__(
+        self,
+        render_mode: str | None = None,
+        config: FrozenLakeConfig | Mapping[str, Any] | None = None,
+        symbols: Mapping[str, str] | None = None,
+    ) -> None:
+        if config is None:
+            config = FrozenLakeConfig()
+        elif isinstance(config, Mapping):
+            config = FrozenLakeConfig.from_dict(config)
+        elif not isinstance(config, FrozenLakeConfig):
+            raise TypeError(f"config must be a FrozenLakeConfig or a dict, got {type(config).__name__}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.config = config
+        self.render_mode = render_mode
+        self.symbols = text.resolve_symbols(text.DEFAULT_SYMBOLS, symbols)
+        self.action_space = spaces.Discrete(4)
+        self.observation_space = spaces.Box(0, 5, shape=(config.height, config.width), dtype=np.uint8)
+        self._slip_fail = (1.0 - config.success_rate) / 2.0
+        self._slip_keep = self._slip_fail + config.success_rate
+        self._neighbours = neighbour_table(config.height, config.width).tolist()
+        self._window: HumanWindow | None = None
+        self.level: FrozenLakeLevel | None = None
+        self.level_seed: int | None = None
+        self.certificate: dict[str, Any] | None = None
+        self._done = False
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start a new episode on a new lake (or on ``options["level"]``); returns ``(obs, info)``."""
+        super().reset(seed=seed)
+        level = (options or {}).get("level")
+        if level is None:
+            self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
+            self.level = generate(self.config, self.level_seed)
+        else:
+            self.level = self._coerce_level(level)
+            self.level_seed = None
+        cells = "".join(self.level.rows)
+        self._kinds = [_KIND_CODES[ch] for ch in cells]
+        self._base_codes = np.array(self._kinds, dtype=np.uint8).reshape(self.config.height, self.config.width)
+        self._pos = cells.index("S")
+        self._done = False
+        self._text_cache: tuple[str, list[int], list[int]] | None = None
+        self.certificate = certificate(self.level, self.config)
+        if self.render_mode == "human":
+            self.render()
+        info = {"level_seed": self.level_seed, "certificate": self.certificate, "level": self.level.to_text()}
+        return self._observation(), info
+
+    def _coerce_level(self, level: Any) -> FrozenLakeLevel:
+        if isinstance(level, str):
+            level = FrozenLakeLevel.from_text(level)
+        elif not isinstance(level, FrozenLakeLevel):
+            raise TypeError(f"options['level'] must be a FrozenLakeLevel or its text, got {type(level).__name__}")
+        if (level.height, level.width) != (self.config.height, self.config.width):
+            raise ValueError(
+                f"options['level'] is {level.height}x{level.width} but this env is configured for "
+                f"{self.config.height}x{self.config.width}"
+            )
+        return level
+
+    def step(self, action: Any):
+        """Apply one move; returns ``(obs, reward, terminated, truncated, info)``."""
+        if action.__class__ is not int:
+            action = self._coerce_action(action)
+        if not 0 <= action < 4:
+            raise ValueError(f"FrozenLake action must be 0 (Left), 1 (Down), 2 (Right) or 3 (Up), got {action}")
+        if self._done or self.level is None:
+            raise RuntimeError("FrozenLake episode is over (or never started); call reset() first")
+        direction = action
+        if self.config.is_slippery:
+            # Same draw and order as Gymnasium's categorical sample over [turn left, intended, turn right].
+            u = self.np_random.random()
+            if u < self._slip_fail:
+                direction = (action - 1) % 4
+            elif u >= self._slip_keep:
+                direction = (action + 1) % 4
+        old = self._pos
+        self._pos = new = self._neighbours[old][direction]
+        kind = self._kinds[new]
+        self._done = kind != 0
+        success = kind == 2
+        if self.render_mode == "human":
+            self.render()
+        info = {
+            "success": success,
+            "action_is_valid": True,
+            "action_is_effective": new != old,
+            "slipped": direction != action,
+        }
+        return self._observation(), 1.0 if success else 0.0, self._done, False, info
+
+    @staticmethod
+    def _coerce_action(action: Any) -> int:
+        if isinstance(action, np.ndarray) and action.shape == ():
+            action = action.item()
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise TypeError(f"FrozenLake action must be an int in 0..3, got {action!r} ({type(action).__name__})")
+        return int(action)
+
+    def _observation(self) -> np.ndarray:
+        obs = self._base_codes.copy()
+        obs.flat[self._pos] = 3 + self._kinds[self._pos]
+        return obs
+
+    def render(self) -> str | np.ndarray | None:
+        """``ansi``: the grid as text; ``rgb_array``: an RGB image; ``human``: draw it in a pygame window."""
+        if self.level is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "ansi":
+            return self.observation_text("grid")
+        if self.render_mode in ("rgb_array", "human"):
+            frame = render_tiles(self._observation(), TILE_STYLES, self.tile_size)
+            if self.render_mode == "rgb_array":
+                return frame
+            if self._window is None:
+                self._window = HumanWindow("ragen FrozenLake")
+            self._window.show(frame, self.metadata["render_fps"])
+            return None
+        return None
+
+    def close(self) -> None:
+        """Close the pygame window, if one is open."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    # ------------------------------------------------------------------ TextGame protocol
+    @property
+    def position(self) -> tuple[int, int]:
+        """The player's (row, col), 0-based."""
+        return divmod(self._pos, self.config.width)
+
+    def action_aliases(self) -> dict[str, int]:
+        """Lower-case spellings the parser accepts (``left``, ``l``, ``west``, ...) -> action id."""
+        return dict(text.ACTION_ALIASES)
+
+    def rules_text(self) -> str:
+        """The rules in plain English, matching this env's slipping."""
+        return text.rules_text(self.config)
+
+    def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
+        """The symbol legend and the (row, col) convention."""
+        return text.legend_text(text.resolve_symbols(self.symbols, symbols), coordinate_base)
+
+    def observation_text(
+        self, fmt: str = "grid", symbols: Mapping[str, str] | None = None, coordinate_base: int = 0
+    ) -> str:
+        """The current lake as a grid of symbols, a list of coordinates, or both."""
+        if self.level is None:
+            raise RuntimeError("call reset() before observation_text()")
+        if fmt == "grid":
+            return self._grid_text(symbols)
+        if fmt == "coords":
+            return self._coords_text(coordinate_base)
+        if fmt == "grid+coords":
+            return self._grid_text(symbols) + "\n" + self._coords_text(coordinate_base)
+        raise ValueError(f"unknown observation format {fmt!r}; choose one of {OBSERVATION_FORMATS}")
+
+    def _grid_text(self, symbols: Mapping[str, str] | None) -> str:
+        if symbols is None:
+            if self._text_cache is None:
+                self._text_cache = self._text_layout(self.symbols)
+            base, starts, ends = self._text_cache
+            chosen = self.symbols
+        else:
+            chosen = text.resolve_symbols(self.symbols, symbols)
+            base, starts, ends = self._text_layout(chosen)
+        # Only the player's cell differs from the empty lake, so splice it in.
+        player = chosen[("player", "player_in_hole", "player_on_goal")[self._kinds[self._pos]]]
+        return base[: starts[self._pos]] + player + base[ends[self._pos]:]
+
+    def _text_layout(self, symbols: Mapping[str, str]) -> tuple[str, list[int], list[int]]:
+        """The empty lake as text plus each cell's start and end offset in it."""
+        by_code = [symbols["frozen"], symbols["hole"], symbols["goal"]]
+        sep = text.cell_separator(symbols)
+        width = self.config.width
+        parts: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        offset = 0
+        for i, kind in enumerate(self._kinds):
+            if i and i % width == 0:
+                parts.append("\n")
+                offset += 1
+            elif i:
+                parts.append(sep)
+                offset += len(sep)
+            symbol = by_code[kind]
+            starts.append(offset)
+            parts.append(symbol)
+            offset += len(symbol)
+            ends.append(offset)
+        return "".join(parts), starts, ends
+
+    def _coords_text(self, base: int) -> str:
+        assert self.level is not None
+
+        def at(cell: tuple[int, int]) -> str:
+            return f"({cell[0] + base}, {cell[1] + base})"
+
+        holes = ", ".join(at(h) for h in self.level.holes) or "none"
+        row, col = self.position
+        status = ("", " (in a hole)", " (on the goal)")[self._kinds[self._pos]]
+        return "\n".join([
+            f"Lake: {self.config.height} rows x {self.config.width} columns.",
+            f"Player: {at((row, col))}{status}",
+            f"Goal: {at(self.level.goal)}",
+            f"Holes: {holes}",
+        ])
+
+    def state_dict(self) -> dict[str, Any]:
+        """JSON snapshot: ``game``, ``height``, ``width``, ``rows`` (S F H G), ``player``, ``start``, ``goal``,
+        ``holes``, ``is_slippery``; coordinates 0-based."""
+        if self.level is None:
+            raise RuntimeError("call reset() before state_dict()")
+        return {
+            "game": "frozenlake",
+            "height": self.level.height,
+            "width": self.level.width,
+            "rows": list(self.level.rows),
+            "player": list(self.position),
+            "start": list(self.level.start),
+            "goal": list(self.level.goal),
+            "holes": [list(h) for h in self.level.holes],
+            "is_slippery": self.config.is_slippery,
+        }

@@ -1,0 +1,149 @@
+"""A FrozenLake map and its pure, seeded generator.
+
+A level is a rectangle of Gymnasium's letters: ``S`` start, ``F`` frozen, ``H`` hole, ``G`` goal.
+:func:`generate` is a pure function of ``(config, seed)``, so the same pair gives the same lake in
+any process, and every lake it returns has a path of frozen cells from start to goal.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from ragen_envs.frozen_lake.config import FrozenLakeConfig
+
+#: Moves of the four actions in Gymnasium's order: 0 Left, 1 Down, 2 Right, 3 Up, as (d_row, d_col).
+MOVES: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))
+LETTERS = frozenset("SFHG")
+
+
+@dataclass(frozen=True)
+class FrozenLakeLevel:
+    """One lake, stored as rows of ``S F H G`` (exactly one ``S`` and one ``G``)."""
+
+    rows: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not self.rows or not self.rows[0]:
+            raise ValueError("a FrozenLake level needs at least one row and one column")
+        width = len(self.rows[0])
+        for i, row in enumerate(self.rows):
+            if len(row) != width:
+                raise ValueError(f"FrozenLake rows must all have {width} cells; row {i} has {len(row)}: {row!r}")
+            bad = set(row) - LETTERS
+            if bad:
+                raise ValueError(f"FrozenLake row {i} holds {sorted(bad)}; only S, F, H, G are allowed")
+        text = "".join(self.rows)
+        if text.count("S") != 1 or text.count("G") != 1:
+            raise ValueError(
+                f"a FrozenLake level needs exactly one S and one G; got {text.count('S')} S and {text.count('G')} G"
+            )
+
+    @classmethod
+    def from_text(cls, text: str) -> FrozenLakeLevel:
+        """Parse a level from lines of ``S F H G`` (blank lines and surrounding spaces are ignored)."""
+        return cls(tuple(line.strip() for line in text.strip().splitlines() if line.strip()))
+
+    def to_text(self) -> str:
+        """The rows joined by newlines; :meth:`from_text` reads it back."""
+        return "\n".join(self.rows)
+
+    @property
+    def height(self) -> int:
+        """Number of rows."""
+        return len(self.rows)
+
+    @property
+    def width(self) -> int:
+        """Number of columns."""
+        return len(self.rows[0])
+
+    def _find(self, letter: str) -> tuple[int, int]:
+        index = "".join(self.rows).index(letter)
+        return divmod(index, self.width)
+
+    @property
+    def start(self) -> tuple[int, int]:
+        """(row, col) of the start cell."""
+        return self._find("S")
+
+    @property
+    def goal(self) -> tuple[int, int]:
+        """(row, col) of the goal cell."""
+        return self._find("G")
+
+    @cached_property
+    def holes(self) -> tuple[tuple[int, int], ...]:
+        """(row, col) of every hole, row by row."""
+        return tuple((r, c) for r, row in enumerate(self.rows) for c, ch in enumerate(row) if ch == "H")
+
+
+def neighbour_table(height: int, width: int) -> np.ndarray:
+    """``table[cell, action]``: the flat index a move reaches when it does not slip (the border keeps you in place)."""
+    rows, cols = np.divmod(np.arange(height * width), width)
+    moves = np.array(MOVES)
+    next_rows = np.minimum(np.maximum(rows[:, None] + moves[:, 0], 0), height - 1)
+    next_cols = np.minimum(np.maximum(cols[:, None] + moves[:, 1], 0), width - 1)
+    return next_rows * width + next_cols
+
+
+def shortest_path(level: FrozenLakeLevel) -> list[int] | None:
+    """Actions of a shortest hole-free path from start to goal when nothing slips, or None if there is none."""
+    return _shortest_path("".join(level.rows), neighbour_table(level.height, level.width).tolist())
+
+
+def _shortest_path(cells: str, table: list[list[int]]) -> list[int] | None:
+    start = cells.index("S")
+    goal = cells.index("G")
+    came_from: dict[int, tuple[int, int]] = {start: (-1, -1)}
+    queue = deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell == goal:
+            actions = []
+            while cell != start:
+                cell, action = came_from[cell]
+                actions.append(action)
+            return actions[::-1]
+        for action, nxt in enumerate(table[cell]):
+            if nxt not in came_from and cells[nxt] != "H":
+                came_from[nxt] = (cell, action)
+                queue.append(nxt)
+    return None
+
+
+def generate(config: FrozenLakeConfig, seed: int) -> FrozenLakeLevel:
+    """The lake for ``seed``: random holes, a random start and goal, and a guaranteed path between them.
+
+    Each attempt freezes every cell with probability ``config.p_frozen``, picks two distinct cells as
+    start and goal, and keeps the map if a hole-free path of at least ``config.min_path_length``
+    moves joins them. After ``config.max_attempts`` failures it raises a RuntimeError.
+    """
+    if not isinstance(config, FrozenLakeConfig):
+        raise TypeError(f"generate needs a FrozenLakeConfig, got {type(config).__name__}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    rng = np.random.default_rng(int(seed))
+    height, width = config.height, config.width
+    n = height * width
+    table = neighbour_table(height, width).tolist()
+    letters = np.array([ord("H"), ord("F")], dtype=np.uint8)
+    for _ in range(config.max_attempts):
+        grid = letters[(rng.random(n) < config.p_frozen).view(np.uint8)]
+        start = int(rng.integers(n))
+        goal = int(rng.integers(n - 1))
+        goal += goal >= start  # a uniform cell other than the start
+        grid[start] = ord("S")
+        grid[goal] = ord("G")
+        cells = grid.tobytes().decode("ascii")
+        path = _shortest_path(cells, table)
+        if path is not None and len(path) >= config.min_path_length:
+            return FrozenLakeLevel(tuple(cells[r * width:(r + 1) * width] for r in range(height)))
+    raise RuntimeError(
+        f"no {height}x{width} lake with a path of at least {config.min_path_length} moves found in "
+        f"{config.max_attempts} attempts (p_frozen={config.p_frozen}); raise p_frozen or max_attempts, or lower "
+        "min_path_length"
+    )

@@ -1,0 +1,18 @@
+"""Sokoban: seeded levels with certified optimal solutions, a solver, level files, and the env.
+
+>>> from ragen_envs.sokoban import SokobanConfig, generate, solve
+>>> level = generate(SokobanConfig(height=8, width=8, num_boxes=2), seed=7)
+>>> solve(level).moves == level.certificate.moves
+True
+"""
+
+from ragen_envs.sokoban.config import SokobanConfig
+from ragen_envs.sokoban.env import SokobanEnv
+from ragen_envs.sokoban.generate import GenerationError, generate
+from ragen_envs.sokoban.level import ACTION_NAMES, Certificate, SokobanLevel
+from ragen_envs.sokoban.notation import format_boxoban, format_level, load_boxoban, parse_boxoban, parse_level
+from ragen_envs.sokoban.solver import SolveResult, SolveStatus, solve
+
+__all__ = ["ACTION_NAMES", "Certificate", "GenerationError", "SokobanConfig", "SokobanEnv", "SokobanLevel",
+           "SolveResult", "SolveStatus", "format_boxoban", "format_level", "generate", "load_boxoban",
+           "parse_boxoban", "parse_level", "solve"]

@@ -1,0 +1,106 @@
+"""Settings of a Sokoban game: room size, number of boxes, difficulty band, search budget, rewards."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SokobanConfig:
+    """Everything that decides which rooms are generated and how moves are rewarded.
+
+    The difficulty band bounds the push count of each level's certificate: the fewest pushes among
+    the solutions with the fewest moves.
+    """
+
+    height: int = 6  # rows, border walls included (RAGEN's SimpleSokoban: 6x6)
+    width: int = 6  # columns, border walls included
+    num_boxes: int = 1  # boxes, and as many targets
+    min_pushes: int = 1  # reject levels whose certificate has fewer pushes
+    max_pushes: int | None = None  # reject levels whose certificate has more pushes (None: no bound)
+    max_attempts: int = 200  # rooms tried before generation gives up with an error
+    search_budget: int = 8_000  # player/box states the reverse search settles per room (bounds time)
+    start_selection: str = "hardest"  # "hardest": most pushes the search found (gym-sokoban's choice); "spread"
+    walk_steps: int | None = None  # random-walk steps that carve the room; None: 1.7 * (height + width)
+    p_change_direction: float = 0.35  # chance that the carving walk turns at each step (gym-sokoban's)
+    step_reward: float = -0.1  # every step, valid or not (RAGEN / gym-sokoban)
+    box_on_target_reward: float = 1.0  # a push that puts a box on a target
+    box_off_target_reward: float = -1.0  # a push that takes a box off a target
+    success_reward: float = 10.0  # the step that places the last box
+
+    def __post_init__(self) -> None:
+        for name in ("height", "width", "num_boxes", "min_pushes", "max_attempts", "search_budget"):
+            _check_int(name, getattr(self, name))
+        for name in ("max_pushes", "walk_steps"):
+            if getattr(self, name) is not None:
+                _check_int(name, getattr(self, name))
+        if self.height < 3 or self.width < 3:
+            raise ValueError(
+                f"SokobanConfig needs at least 3x3 cells (a border of walls around the floor); got "
+                f"height={self.height}, width={self.width}"
+            )
+        if self.num_boxes < 1:
+            raise ValueError(f"SokobanConfig.num_boxes must be at least 1, got {self.num_boxes}")
+        interior = (self.height - 2) * (self.width - 2)
+        if self.num_boxes + 1 > interior:
+            raise ValueError(
+                f"SokobanConfig asks for more boxes than the floor can hold: {self.num_boxes} boxes and the "
+                f"player need {self.num_boxes + 1} cells, but a {self.height}x{self.width} room has only "
+                f"{interior} inside its border"
+            )
+        if self.min_pushes < 1:
+            raise ValueError(f"SokobanConfig.min_pushes must be at least 1, got {self.min_pushes}")
+        if self.max_pushes is not None and self.max_pushes < self.min_pushes:
+            raise ValueError(
+                f"SokobanConfig.max_pushes ({self.max_pushes}) is below min_pushes ({self.min_pushes}): "
+                "the difficulty band is empty"
+            )
+        if self.max_attempts < 1 or self.search_budget < 1:
+            raise ValueError("SokobanConfig.max_attempts and search_budget must be at least 1")
+        if self.walk_steps is not None and self.walk_steps < 1:
+            raise ValueError(f"SokobanConfig.walk_steps must be at least 1, got {self.walk_steps}")
+        if self.start_selection not in ("hardest", "spread"):
+            raise ValueError(f"SokobanConfig.start_selection must be 'hardest' or 'spread', got {self.start_selection!r}")
+        p = self.p_change_direction
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"SokobanConfig.p_change_direction must lie in [0, 1], got {p!r}")
+        for name in ("step_reward", "box_on_target_reward", "box_off_target_reward", "success_reward"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise TypeError(f"SokobanConfig.{name} must be a number, got {value!r}")
+
+    @property
+    def carving_steps(self) -> int:
+        """Steps of the room-carving walk (gym-sokoban's rule of 1.7 x (height + width) unless set)."""
+        return self.walk_steps if self.walk_steps is not None else int(1.7 * (self.height + self.width))
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> SokobanConfig:
+        """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise ValueError(f"unknown SokobanConfig field(s) {unknown}; known fields: {sorted(known)}")
+        return cls(**dict(values))
+
+    @classmethod
+    def coerce(cls, config: SokobanConfig | Mapping[str, Any] | None) -> SokobanConfig:
+        """Accept a config, a dict of its fields, or None (the defaults)."""
+        if config is None:
+            return cls()
+        if isinstance(config, cls):
+            return config
+        if isinstance(config, Mapping):
+            return cls.from_dict(config)
+        raise TypeError(f"config must be a SokobanConfig, a dict of its fields or None, got {type(config).__name__}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form of every field."""
+        return asdict(self)
+
+
+def _check_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"SokobanConfig.{name} must be an int, got {value!r}")

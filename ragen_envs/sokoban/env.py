@@ -1,0 +1,298 @@
+"""The Sokoban Gymnasium environment."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.sokoban import text_view
+from ragen_envs.sokoban.config import SokobanConfig
+from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
+from ragen_envs.sokoban.generate import generate
+from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, action_offsets, cells_of
+from ragen_envs.sokoban.notation import format_level, parse_level
+from ragen_envs.sokoban.text_view import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
+from ragen_envs.text_game import OBSERVATION_FORMATS
+
+#: Tile of each cell code in ``rgb_array`` frames.
+TILE_STYLES: tuple[TileStyle, ...] = (
+    TileStyle((96, 64, 48)),  # wall: dark brick
+    TileStyle((228, 224, 212)),  # floor
+    TileStyle((228, 224, 212), "ring", (200, 40, 40)),  # target: red ring
+    TileStyle((228, 224, 212), "square", (40, 160, 60)),  # box on target: green box
+    TileStyle((228, 224, 212), "square", (170, 110, 40)),  # box: brown box
+    TileStyle((228, 224, 212), "circle", (40, 80, 200)),  # player: blue disc
+    TileStyle((240, 190, 190), "circle", (40, 80, 200)),  # player on target: blue disc on pink
+)
+
+_ALIASES = {"up": 0, "north": 0, "u": 0, "n": 0, "down": 1, "south": 1, "d": 1, "s": 1,
+            "left": 2, "west": 2, "l": 2, "w": 2, "right": 3, "east": 3, "r": 3, "e": 3}
+
+
+class SokobanEnv(gym.Env):
+    """Push every box onto a target in a walled room.
+
+    ## Description
+    Classic Sokoban as in gym-sokoban and RAGEN. Each reset draws a new level from
+    :func:`ragen_envs.sokoban.generate`, which is certified solvable: ``info["certificate"]`` holds a
+    fewest-moves solution (fewest pushes among those).
+
+    ## Action Space
+    ``Discrete(4)``: 0 Up, 1 Down, 2 Left, 3 Right. Moving into a box pushes it if the cell behind it
+    is free; moving into a wall, or pushing a box into a wall or another box, leaves everything as it
+    was (the step still costs the step reward).
+
+    ## Observation Space
+    ``Box(0, 6, (height, width), int8)`` of cell codes: 0 wall, 1 floor, 2 target, 3 box on target,
+    4 box, 5 player, 6 player on target.
+
+    ## Starting State
+    The generated level (or ``options={"level": SokobanLevel | text}`` for a given one).
+
+    ## Rewards
+    ``step_reward`` (-0.1) every step, ``box_on_target_reward`` (+1) when a push places a box,
+    ``box_off_target_reward`` (-1) when a push takes one off, ``success_reward`` (+10) on the
+    step that places the last box. All are fields of :class:`SokobanConfig`.
+
+    ## Episode End
+    Terminates when every box is on a target. A deadlock does not end the episode; it is only
+    reported. Registered ids add a time limit (``max_episode_steps``).
+
+    ## Information
+    Every step: ``success``, ``action_is_valid`` (always True; out-of-range actions raise),
+    ``action_is_effective`` (the player moved), ``boxes_on_target``, ``deadlock`` (a box stands on a
+    dead square or is frozen off target: the level can no longer be won). At reset also
+    ``level_seed`` (None for a given level) and ``certificate`` (``solution`` names, ``actions`` ids,
+    ``moves``, ``pushes``; None for a given level without one).
+
+    ## Arguments
+    ``render_mode`` ("ansi", "rgb_array", "human"), ``config`` (a :class:`SokobanConfig` or a dict
+    of its fields), ``symbols`` (kind -> text overrides of RAGEN's vocabulary for text output).
+
+    ## Version History
+    v0: first version.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    action_names: tuple[str, ...] = ACTION_NAMES
+    text_defaults: Mapping[str, Any] = {}
+
+    def __init__(self, render_mode: str | None = None, config: SokobanConfig | Mapping[str, Any] | None = None,
+                 symbols: Mapping[str, str] | None = None) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+        self.config = SokobanConfig.coerce(config)
+        self.symbols = dict(symbols) if symbols is not None else None
+        self._table = text_view.symbol_table(self.symbols)
+        h, w = self.config.height, self.config.width
+        self.action_space = gym.spaces.Discrete(4)
+        self.observation_space = gym.spaces.Box(0, 6, shape=(h, w), dtype=np.int8)
+        self._offsets = action_offsets(w)
+        self._grid = np.zeros((h, w), dtype=np.int8)
+        self._flat = self._grid.reshape(-1)
+        self._window: HumanWindow | None = None
+        self.level: SokobanLevel | None = None
+
+    # -- Gymnasium API -------------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
+        """Start a new level: a generated one, or ``options["level"]`` (a SokobanLevel or its text)."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        level = options.pop("level", None)
+        if options:
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; SokobanEnv accepts only 'level'")
+        if level is None:
+            level_seed: int | None = int(self.np_random.integers(0, 2**32))
+            level = generate(self.config, level_seed)
+        else:
+            if isinstance(level, str):
+                level = parse_level(level)
+            if not isinstance(level, SokobanLevel):
+                raise TypeError(f"options['level'] must be a SokobanLevel or level text, got {type(level).__name__}")
+            level_seed = level.seed
+        self._load(level)
+        info = self._info(False)
+        info["level_seed"] = level_seed
+        info["certificate"] = level.certificate.to_dict() if level.certificate is not None else None
+        if self.render_mode == "human":
+            self.render()
+        return self._grid.copy(), info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        """Move the player; see the class docstring for rewards and info."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or not 0 <= action < 4:
+            if isinstance(action, np.ndarray) and action.shape == () and action.dtype.kind in "iu":
+                return self.step(int(action))
+            raise ValueError(f"action must be an int in 0..3 (0 Up, 1 Down, 2 Left, 3 Right), got {action!r}")
+        if self.level is None:
+            raise RuntimeError("call reset() before step()")
+        cfg = self.config
+        reward = cfg.step_reward
+        o = self._offsets[action]
+        player = self._player
+        step = player + o
+        moved = False
+        if self._floor >> step & 1:
+            boxes = self._boxes
+            if boxes >> step & 1:
+                dest = step + o
+                if self._floor >> dest & 1 and not boxes >> dest & 1:
+                    self._boxes = boxes ^ (1 << step) ^ (1 << dest)
+                    targets = self._targets
+                    if targets >> dest & 1:
+                        reward += cfg.box_on_target_reward
+                        self._flat[dest] = BOX_ON_TARGET
+                        self._placed += 1
+                    else:
+                        self._flat[dest] = BOX
+                    if targets >> step & 1:
+                        reward += cfg.box_off_target_reward
+                        self._placed -= 1
+                    self._deadlock = is_deadlocked(self._boxes, self._floor, targets, self._dead, self._width)
+                    moved = True
+            else:
+                moved = True
+            if moved:
+                self._flat[player] = TARGET if self._targets >> player & 1 else FLOOR
+                self._flat[step] = PLAYER_ON_TARGET if self._targets >> step & 1 else PLAYER
+                self._player = step
+        success = self._placed == self._num_boxes
+        if success and moved:
+            reward += cfg.success_reward
+        info = self._info(moved)
+        if self.render_mode == "human":
+            self.render()
+        return self._grid.copy(), float(reward), success, False, info
+
+    def render(self) -> str | np.ndarray | None:
+        """ANSI: the symbol grid; rgb_array: a picture (32 px tiles); human: a pygame window."""
+        if self.level is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode == "ansi":
+            return self.observation_text("grid", self.symbols)
+        if self.render_mode in ("rgb_array", "human"):
+            frame = render_tiles(self._grid, TILE_STYLES, tile_size=32)
+            if self.render_mode == "rgb_array":
+                return frame
+            if self._window is None:
+                self._window = HumanWindow("ragen Sokoban")
+            self._window.show(frame, self.metadata["render_fps"])
+        return None
+
+    def close(self) -> None:
+        """Close the pygame window, if one was opened."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+    # -- TextGame ------------------------------------------------------------------------------
+
+    def action_aliases(self) -> dict[str, int]:
+        """Lower-case spellings accepted for each action (names, compass points, initials)."""
+        return dict(_ALIASES)
+
+    def rules_text(self) -> str:
+        """The rules and rewards in plain words."""
+        c = self.config
+        return text_view.rules_text(c.step_reward, c.box_on_target_reward, c.box_off_target_reward, c.success_reward)
+
+    def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
+        """The symbol legend and the (row, col) convention."""
+        return text_view.legend_text(self._symbols(symbols), _check_base(coordinate_base))
+
+    def observation_text(self, fmt: str = "grid", symbols: Mapping[str, str] | None = None,
+                         coordinate_base: int = 0) -> str:
+        """The state as ``grid`` (symbol rows), ``coords`` (objects with (row, col)) or ``grid+coords``."""
+        if self.level is None:
+            raise RuntimeError("call reset() before observation_text()")
+        if fmt not in OBSERVATION_FORMATS:
+            raise ValueError(f"unknown observation format {fmt!r}; choose one of {OBSERVATION_FORMATS}")
+        base = _check_base(coordinate_base)
+        codes = self._flat.tolist()
+        parts = []
+        if fmt in ("grid", "grid+coords"):
+            parts.append(text_view.grid_text(codes, self._width, self._symbols(symbols)))
+        if fmt in ("coords", "grid+coords"):
+            parts.append(text_view.coords_text(codes, self._grid.shape[0], self._width, base))
+        return "\n\n".join(parts)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The true state in the schema of docs/interfaces.md (0-based coordinates)."""
+        if self.level is None:
+            raise RuntimeError("call reset() before state_dict()")
+        level = self.current_level()
+        return {"game": "sokoban", "height": level.height, "width": level.width,
+                "rows": format_level(level).split("\n"), "player": list(level.player),
+                "boxes": [list(b) for b in level.boxes], "targets": [list(t) for t in level.targets],
+                "walls": [list(c) for c in sorted(level.walls)]}
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def current_level(self) -> SokobanLevel:
+        """The position now (without certificate), e.g. to save it or to solve it from here."""
+        if self.level is None:
+            raise RuntimeError("call reset() before current_level()")
+        w = self._width
+        return SokobanLevel(self._grid.shape[0], w, self._walls, self._target_cells,
+                            tuple(cells_of(self._boxes, w)), divmod(self._player, w))
+
+    @property
+    def certificate(self) -> dict[str, Any] | None:
+        """The current level's certificate as a dict (see ``info["certificate"]``)."""
+        if self.level is None or self.level.certificate is None:
+            return None
+        return self.level.certificate.to_dict()
+
+    def _symbols(self, symbols: Mapping[str, str] | None) -> tuple[str, ...]:
+        return self._table if symbols is None else text_view.symbol_table(symbols)
+
+    def _load(self, level: SokobanLevel) -> None:
+        h, w = self.config.height, self.config.width
+        if level.height > h or level.width > w:
+            raise ValueError(
+                f"the level is {level.height}x{level.width} but this env's observation space is {h}x{w}; "
+                f"make the env with config height>={level.height}, width>={level.width}"
+            )
+        # Smaller levels sit in the top-left corner, the rest of the grid is wall.
+        walls = set(level.walls)
+        walls.update((r, c) for r in range(h) for c in range(w) if r >= level.height or c >= level.width)
+        padded = SokobanLevel(h, w, frozenset(walls), level.targets, level.boxes, level.player)
+        board = Board.of(padded)
+        self.level = level
+        self._target_cells = padded.targets
+        self._walls = padded.walls
+        self._width = w
+        self._floor, self._targets, self._boxes, self._player = board.floor, board.targets, board.boxes, board.player
+        self._num_boxes = len(level.boxes)
+        self._placed = (board.boxes & board.targets).bit_count()
+        self._dead = dead_mask(board.floor, board.targets, w)
+        self._deadlock = is_deadlocked(board.boxes, board.floor, board.targets, self._dead, w)
+        # Cells outside the player's area (walls, and any floor beyond them) show as wall.
+        flat = self._flat
+        flat[:] = WALL
+        for i in range(h * w):
+            bit = 1 << i
+            if board.floor & bit:
+                on = board.targets & bit
+                if board.boxes & bit:
+                    flat[i] = BOX_ON_TARGET if on else BOX
+                elif i == board.player:
+                    flat[i] = PLAYER_ON_TARGET if on else PLAYER
+                else:
+                    flat[i] = TARGET if on else FLOOR
+
+    def _info(self, moved: bool) -> dict[str, Any]:
+        return {"success": self._placed == self._num_boxes, "action_is_valid": True, "action_is_effective": moved,
+                "boxes_on_target": self._placed, "deadlock": self._deadlock}
+
+
+def _check_base(base: Any) -> int:
+    if base not in (0, 1) or isinstance(base, bool):
+        raise ValueError(f"coordinate_base must be 0 or 1, got {base!r}")
+    return int(base)

@@ -1,0 +1,37 @@
+"""The text protocol: any ragen game played as a multi-turn chat.
+
+``TextEpisode`` (one game) and ``EpisodeBatch`` (many in lockstep) are what the evaluation harness
+and the trainer use; ``parse_response`` reads a reply; ``replay``/``to_markdown``/``save_episode_gif``
+turn a finished episode record back into states, a transcript and an animation. See docs/protocol.md.
+"""
+
+from ragen_envs.text.batch import EpisodeBatch
+from ragen_envs.text.config import CONTEXT_MODES, RAGEN_BUDGETS, ProtocolConfig
+from ragen_envs.text.episode import TextEpisode, make_env
+from ragen_envs.text.oracle import oracle_responses
+from ragen_envs.text.parser import ERROR_KINDS, ParsedResponse, action_lookup, normalize_action, parse_response
+from ragen_envs.text.prompts import render_format, render_intro, render_prompt, render_turn
+from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_gif, to_markdown
+
+__all__ = [
+    "CONTEXT_MODES",
+    "ERROR_KINDS",
+    "RAGEN_BUDGETS",
+    "EpisodeBatch",
+    "ParsedResponse",
+    "ProtocolConfig",
+    "ReplayMismatchError",
+    "TextEpisode",
+    "action_lookup",
+    "make_env",
+    "normalize_action",
+    "oracle_responses",
+    "parse_response",
+    "render_format",
+    "render_intro",
+    "render_prompt",
+    "render_turn",
+    "replay",
+    "save_episode_gif",
+    "to_markdown",
+]

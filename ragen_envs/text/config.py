@@ -1,0 +1,146 @@
+"""`ProtocolConfig`: every knob of the text protocol, with RAGEN's protocol as the default.
+
+Budgets left as ``None`` are taken from the game's ``text_defaults`` (Bandit: 1 turn, 1 action) and
+otherwise from RAGEN's grid-game budgets: 5 turns, up to 5 actions per turn, 10 actions per episode.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
+
+from ragen_envs.text.prompts import (
+    DEFAULT_FEEDBACK_TEMPLATE,
+    DEFAULT_FORMAT_NO_THINK,
+    DEFAULT_FORMAT_THINK,
+    DEFAULT_INTRO_TEMPLATE,
+    DEFAULT_REWARD_TEMPLATE,
+    DEFAULT_SYSTEM_PROMPT,
+    DEFAULT_TURN_TEMPLATE,
+    TEMPLATE_FIELDS,
+)
+from ragen_envs.text_game import OBSERVATION_FORMATS
+
+#: RAGEN's budgets for the grid games (Sokoban, FrozenLake); a game's ``text_defaults`` override them.
+RAGEN_BUDGETS: dict[str, int] = {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 10}
+CONTEXT_MODES = ("full", "last_k", "single")
+_BUDGET_KEYS = tuple(RAGEN_BUDGETS)
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """How a game is played as a chat: budgets, penalty, observation format, context and templates."""
+
+    max_turns: int | None = None
+    """Turns (model calls) per episode; None: the game's default (RAGEN: 5, Bandit 1)."""
+    max_actions_per_turn: int | None = None
+    """Actions used from one answer, the rest are dropped and reported; None: game default (RAGEN: 5)."""
+    max_actions_per_episode: int | None = None
+    """Actions executed over the whole episode; None: game default (RAGEN: 10 for grid games)."""
+    format_penalty: float = -0.1
+    """Added to a turn whose response breaks the format (RAGEN's ``format_penalty``)."""
+    observation_format: str = "grid"
+    """``grid``, ``coords`` (each object with its (row, col)) or ``grid+coords``."""
+    symbols: Mapping[str, str] | None = None
+    """Cell kind -> character overrides passed to the game (a "new vocabulary" evaluation)."""
+    coordinate_base: int = 0
+    """0 or 1: the first row/column index shown to the model."""
+    think: bool = True
+    """True: ``<think>...</think><answer>...</answer>`` is required; False: ``<answer>`` alone is enough."""
+    context: str = "full"
+    """``full`` history, the ``last_k`` turns, or ``single`` (rules + current state only)."""
+    context_k: int = 2
+    """Past turns kept in ``last_k`` mode."""
+    max_response_chars: int | None = None
+    """Longer responses are a format error ("too long"); None: no limit."""
+    action_separator: str = "||"
+    """Separator between actions inside ``<answer>`` (RAGEN's ``action_sep``)."""
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    """The system message."""
+    intro_template: str = DEFAULT_INTRO_TEMPLATE
+    """First user message, before the first turn's text; see docs/protocol.md for its fields."""
+    turn_template: str = DEFAULT_TURN_TEMPLATE
+    """Text of every turn: the state, actions and budgets left."""
+    reward_template: str = DEFAULT_REWARD_TEMPLATE
+    """Put before a turn's text from turn 2 on; empty string: the reward is not shown."""
+    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
+    """Put before a turn's text after a format error; empty string: no feedback."""
+    format_think: str = DEFAULT_FORMAT_THINK
+    """Answer-format instructions when ``think`` is True."""
+    format_no_think: str = DEFAULT_FORMAT_NO_THINK
+    """Answer-format instructions when ``think`` is False."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Free-form notes kept with the config (e.g. the name of a vocabulary); not used by the protocol."""
+
+    def __post_init__(self) -> None:
+        for key in _BUDGET_KEYS:
+            value = getattr(self, key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"{key} must be a positive integer or None, got {value!r}")
+        if not isinstance(self.format_penalty, (int, float)) or isinstance(self.format_penalty, bool):
+            raise TypeError(f"format_penalty must be a number, got {self.format_penalty!r}")
+        if self.observation_format not in OBSERVATION_FORMATS:
+            raise ValueError(
+                f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
+            )
+        if self.coordinate_base not in (0, 1):
+            raise ValueError(f"coordinate_base must be 0 or 1, got {self.coordinate_base!r}")
+        if self.context not in CONTEXT_MODES:
+            raise ValueError(f"context must be one of {CONTEXT_MODES}, got {self.context!r}")
+        if not isinstance(self.context_k, int) or self.context_k < 0:
+            raise ValueError(f"context_k must be a non-negative integer, got {self.context_k!r}")
+        if self.max_response_chars is not None and (
+            not isinstance(self.max_response_chars, int) or self.max_response_chars < 1
+        ):
+            raise ValueError(f"max_response_chars must be a positive integer or None, got {self.max_response_chars!r}")
+        if not isinstance(self.action_separator, str) or not self.action_separator.strip():
+            raise ValueError(f"action_separator must be a non-blank string, got {self.action_separator!r}")
+        if self.symbols is not None:
+            if not isinstance(self.symbols, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in self.symbols.items()
+            ):
+                raise TypeError(f"symbols must map strings to strings, got {self.symbols!r}")
+            object.__setattr__(self, "symbols", dict(self.symbols))
+        for name, allowed in TEMPLATE_FIELDS.items():
+            _check_template(name, getattr(self, name), allowed)
+
+    def resolved(self, game_defaults: Mapping[str, Any] | None = None) -> ProtocolConfig:
+        """A copy with every budget filled in: this config, then the game's defaults, then RAGEN's."""
+        game_defaults = dict(game_defaults or {})
+        unknown = set(game_defaults) - {f.name for f in fields(self)}
+        if unknown:
+            raise ValueError(f"game text_defaults name unknown ProtocolConfig fields: {sorted(unknown)}")
+        updates = {
+            key: game_defaults.get(key, RAGEN_BUDGETS[key]) for key in _BUDGET_KEYS if getattr(self, key) is None
+        }
+        return replace(self, **updates)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form; ``ProtocolConfig.from_dict(c.to_dict()) == c``."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProtocolConfig:
+        """Build from a dict such as ``to_dict()`` wrote; unknown keys are an error, missing ones default."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"ProtocolConfig.from_dict needs a mapping, got {type(data).__name__}")
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown ProtocolConfig fields: {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**dict(data))
+
+
+def _check_template(name: str, template: Any, allowed: frozenset[str]) -> None:
+    """Reject a template that is not a string or names a field the protocol does not fill in."""
+    if not isinstance(template, str):
+        raise TypeError(f"{name} must be a string, got {type(template).__name__}")
+    try:
+        used = {fname for _, fname, _, _ in string.Formatter().parse(template) if fname is not None}
+    except ValueError as exc:
+        raise ValueError(f"{name} is not a valid format string: {exc}") from None
+    bad = {u for u in used if u.split(".")[0].split("[")[0] not in allowed}
+    if bad:
+        raise ValueError(f"{name} uses unknown field(s) {sorted(bad)}; allowed: {sorted(allowed)}")

@@ -1,0 +1,169 @@
+"""Agents that need no model: ``random`` (a floor) and ``oracle`` (plays the certificate; a ceiling).
+
+Both read the live episode passed to ``act`` (``episode=``), so they only run in-process; over
+HTTP ``ragen-eval serve`` uses its own chat policies that read the observation text instead.
+Answers are written in the protocol's own format, so the parser scores them like model output.
+Each answer is a pure function of (agent seed, episode seed, turn), so concurrency, resume and
+sharding never change what a built-in agent plays.
+"""
+
+from __future__ import annotations
+
+import math
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ragen_eval.agents.base import Completion, SamplingParams
+
+if TYPE_CHECKING:
+    from ragen_envs.text import TextEpisode
+
+
+def _require_episode(agent: str, episode: TextEpisode | None) -> TextEpisode:
+    if episode is None:
+        raise ValueError(f"the built-in {agent} agent reads the live episode; pass episode= "
+                         "(over HTTP use `ragen-eval serve --agent {agent}`)")
+    return episode
+
+
+def _answer(episode: TextEpisode, action_names: list[str], thought: str) -> str:
+    separator = f" {episode.config.action_separator} "
+    answer = f"<answer>{separator.join(action_names)}</answer>"
+    return f"<think>{thought}</think>{answer}" if episode.config.think else answer
+
+
+def _turns_taken(episode: TextEpisode) -> int:
+    return episode.turn
+
+
+def _actions_taken(episode: TextEpisode) -> int:
+    return episode.num_actions
+
+
+class RandomAgent:
+    """Uniformly random actions: 1 to ``max_actions_per_turn`` of them each turn, each uniform."""
+
+    def __init__(self, seed: int = 0):
+        self.name = "random"
+        self.seed = int(seed)
+
+    async def act(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        episode: TextEpisode | None = None,
+    ) -> list[Completion]:
+        """``n`` random answers for the episode's current turn."""
+        episode = _require_episode("random", episode)
+        names = list(episode.env.unwrapped.action_names)
+        rng = np.random.default_rng([self.seed, int(episode.seed), _turns_taken(episode)])
+        out = []
+        for _ in range(n):
+            k = int(rng.integers(1, episode.config.max_actions_per_turn + 1))
+            chosen = [names[i] for i in rng.integers(0, len(names), size=k)]
+            out.append(Completion(text=_answer(episode, chosen, "random play"), finish_reason="stop"))
+        return out
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class OracleAgent:
+    """Optimal play from the level's certificate and true state.
+
+    * Sokoban: the certificate's optimal move sequence, ``max_actions_per_turn`` moves a turn.
+    * FrozenLake without slipping: the shortest path, likewise. With slipping, the finite-horizon
+      optimal policy (value iteration on the true lake), re-planned every turn from where the
+      player really is; each turn uses an even share of the remaining action budget, since the
+      moves of one answer are executed blind.
+    * Bandit: the arm with the highest expected reward.
+    """
+
+    def __init__(self) -> None:
+        self.name = "oracle"
+
+    async def act(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        episode: TextEpisode | None = None,
+    ) -> list[Completion]:
+        """``n`` copies of the optimal answer for the episode's current turn."""
+        episode = _require_episode("oracle", episode)
+        state = episode.env.unwrapped.state_dict()
+        names = list(episode.env.unwrapped.action_names)
+        plan = _PLANNERS[state["game"]](episode, state)
+        text = _answer(episode, [names[a] for a in plan], "following the certificate")
+        return [Completion(text=text, finish_reason="stop") for _ in range(n)]
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def _budget(episode: TextEpisode) -> tuple[int, int, int]:
+    """(actions this turn may use, actions left in the episode, turns left)."""
+    cfg = episode.config
+    actions_left = cfg.max_actions_per_episode - _actions_taken(episode)
+    turns_left = cfg.max_turns - _turns_taken(episode)
+    return min(cfg.max_actions_per_turn, actions_left), actions_left, turns_left
+
+
+def _sokoban_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
+    solution = _sokoban_solution(episode.certificate)
+    per_turn, _, _ = _budget(episode)
+    done = _actions_taken(episode)
+    rest = solution[done:done + max(per_turn, 1)]
+    # Past the certificate's end only an unsolvable-in-budget level remains: repeat a harmless move.
+    return rest or solution[-1:] or [0]
+
+
+def _sokoban_solution(certificate: dict[str, Any]) -> list[int]:
+    for key in ("solution", "actions", "moves"):
+        value = certificate.get(key)
+        if isinstance(value, list) and all(isinstance(a, int) for a in value):
+            return value
+    raise ValueError(f"Sokoban certificate has no action-id solution: keys {sorted(certificate)}")
+
+
+def _frozenlake_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
+    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel
+    from ragen_envs.frozen_lake.planning import value_iteration
+
+    cert = episode.certificate
+    per_turn, actions_left, turns_left = _budget(episode)
+    per_turn = max(per_turn, 1)
+    level = FrozenLakeLevel(tuple(state["rows"]))
+    if not state["is_slippery"]:
+        return list(cert["shortest_path"])[_actions_taken(episode):][:per_turn] or [0]
+    horizon = max(actions_left, 1)
+    table = value_iteration(level, is_slippery=True, success_rate=cert["success_rate"], horizon=horizon)
+    k = min(per_turn, max(1, math.ceil(actions_left / max(turns_left, 1))))
+    position = tuple(state["player"])
+    plan: list[int] = []
+    for step in range(k):
+        action = table.action(position, horizon - step)
+        if action < 0:
+            break
+        plan.append(action)
+        # Plan the next blind move from the intended cell, the single most likely outcome.
+        dr, dc = MOVES[action]
+        r = min(max(position[0] + dr, 0), level.height - 1)
+        c = min(max(position[1] + dc, 0), level.width - 1)
+        position = (r, c)
+        if level.rows[r][c] in "HG":
+            break
+    return plan or [0]
+
+
+def _bandit_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
+    rewards = [arm["expected_reward"] for arm in state["arms"]]
+    return [int(np.argmax(rewards))]
+
+
+_PLANNERS = MappingProxyType({"sokoban": _sokoban_plan, "frozenlake": _frozenlake_plan, "bandit": _bandit_plan})

@@ -1,0 +1,290 @@
+"""Random and oracle play from the chat alone: the built-in agents behind ``ragen-eval serve``.
+
+Over HTTP a server sees only the messages, never the live episode, so these agents read what a
+model reads. :func:`read_chat` pulls the valid actions, the budget left and the current state out of
+the text protocol's default turn template (``ragen_envs.text.prompts.DEFAULT_TURN_TEMPLATE``, read
+backwards by :func:`template_regex`, so a reworded template is followed automatically); the oracle
+then rebuilds the game from the state text and plans on it:
+
+* Sokoban: the grid (RAGEN's symbols) becomes a level in standard notation, which the Sokoban solver
+  solves optimally from the current position; the turn plays the first moves of that solution.
+* FrozenLake: the grid gives the lake and the player's cell; slipping and its probability come from
+  the rules text. Without slipping the turn plays a shortest path; with slipping it plays the
+  finite-horizon optimal policy (value iteration) exactly as the in-process oracle does: an even
+  share of the remaining action budget per turn, later moves planned from the intended cell.
+* Bandit: each arm name is looked up in the name pools to tell the low-risk arm from the high-risk
+  one; payoffs are read from the rules when they are revealed, else the game's default payoffs.
+
+What this cannot see it does not guess: a custom template, the ``coords``-only format, a custom
+symbol vocabulary or fixed arm names make :func:`read_chat` or the planner raise ``ValueError``,
+and the agent answers with an empty ``<answer>`` (scored as a format error) whose thought says why.
+Every answer is a pure function of the request (messages, ``seed``), so a retried request gets the
+same answer and a run through injected faults scores exactly like a clean run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+import string
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ragen_eval.agents.base import Completion, SamplingParams
+
+if TYPE_CHECKING:
+    from ragen_envs.text import TextEpisode
+
+#: What each field of a turn template matches when the template is read backwards.
+_FIELD_PATTERNS = {"observation": r".*?", "actions": r"[^\n]*?", "format_hint": r"[^\n]*"}
+_NUMBER_FIELDS = ("turn", "max_turns", "turns_left", "actions_left", "turn_actions", "max_actions_per_turn",
+                  "max_actions_per_episode")
+
+
+def template_regex(template: str) -> re.Pattern[str]:
+    """A regex that matches text rendered from ``template``, with one named group per field."""
+    parts, seen = [], set()
+    for literal, name, _, _ in string.Formatter().parse(template):
+        parts.append(re.escape(literal))
+        if name is None:
+            continue
+        if name in seen:
+            parts.append(f"(?P={name})")
+            continue
+        seen.add(name)
+        pattern = r"\d+" if name in _NUMBER_FIELDS else _FIELD_PATTERNS.get(name, r".*?")
+        parts.append(f"(?P<{name}>{pattern})")
+    return re.compile("".join(parts), re.DOTALL)
+
+
+_SEPARATOR_RE = re.compile(r'separated by "([^"]+)"')
+
+
+@dataclass(frozen=True)
+class ChatView:
+    """What the latest user message says about the game (read from the protocol's default templates)."""
+
+    action_names: tuple[str, ...]
+    observation: str
+    turn: int  # 1-based
+    max_turns: int
+    actions_left: int
+    turn_actions: int  # the most actions this turn can use
+    think: bool
+    separator: str
+    intro: str  # the first user message: rules, legend, format, budget
+
+    @property
+    def turns_left(self) -> int:
+        """Turns left including this one."""
+        return self.max_turns - self.turn + 1
+
+
+def read_chat(messages: list[dict[str, str]]) -> ChatView:
+    """Read a :class:`ChatView` from a chat in the text protocol's default format; ValueError if it is not one."""
+    from ragen_envs.text.prompts import DEFAULT_TURN_TEMPLATE
+
+    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    if not users:
+        raise ValueError("the chat has no user message")
+    matches = list(template_regex(DEFAULT_TURN_TEMPLATE).finditer(users[-1]))
+    if not matches:
+        raise ValueError("the last user message has no turn in the protocol's default turn template")
+    fields = matches[-1].groupdict()
+    missing = [k for k in ("observation", "actions", "turn", "max_turns", "actions_left", "turn_actions")
+               if fields.get(k) is None]
+    if missing:
+        raise ValueError(f"the default turn template no longer shows {missing}; the chat policies need them")
+    names = tuple(name.strip() for name in fields["actions"].split(","))
+    if not all(names):
+        raise ValueError(f"cannot read the valid actions from {fields['actions']!r}")
+    intro = users[0]
+    separator = _SEPARATOR_RE.search(intro)
+    hint = fields.get("format_hint")
+    return ChatView(
+        action_names=names,
+        observation=fields["observation"],
+        turn=int(fields["turn"]),
+        max_turns=int(fields["max_turns"]),
+        actions_left=int(fields["actions_left"]),
+        turn_actions=int(fields["turn_actions"]),
+        think="<think>" in (hint if hint is not None else intro),
+        separator=separator.group(1) if separator else "||",
+        intro=intro,
+    )
+
+
+def format_answer(view: ChatView, actions: list[str], thought: str) -> str:
+    """An answer in the chat's own format (think or no-think, its separator)."""
+    answer = f"<answer>{f' {view.separator} '.join(actions)}</answer>"
+    return f"<think>{thought}</think>{answer}" if view.think else answer
+
+
+def _cannot_read(reason: str) -> str:
+    return f"<think>I cannot read this chat: {reason}</think><answer></answer>"
+
+
+def request_rng(messages: list[dict[str, str]], seed: int | None, index: int) -> np.random.Generator:
+    """An RNG fixed by the request's content, its ``seed`` and the choice index."""
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True, ensure_ascii=False).encode()).digest()
+    words = [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return np.random.default_rng([*words, 0 if seed is None else seed & 0xFFFFFFFF, index])
+
+
+class ChatRandomAgent:
+    """1 to ``turn_actions`` uniformly random valid actions per turn, read from the chat."""
+
+    def __init__(self) -> None:
+        self.name = "random"
+
+    async def act(self, messages: list[dict[str, str]], *, n: int = 1, sampling: SamplingParams = SamplingParams(),
+                  episode: TextEpisode | None = None) -> list[Completion]:
+        """``n`` random answers; the same request always gets the same answers."""
+        try:
+            view = read_chat(messages)
+        except ValueError as exc:
+            return [Completion(text=_cannot_read(str(exc)), finish_reason="stop") for _ in range(n)]
+        out = []
+        for i in range(n):
+            rng = request_rng(messages, sampling.seed, i)
+            k = int(rng.integers(1, max(view.turn_actions, 1) + 1))
+            chosen = [view.action_names[j] for j in rng.integers(0, len(view.action_names), size=k)]
+            out.append(Completion(text=format_answer(view, chosen, "random play"), finish_reason="stop"))
+        return out
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class ChatOracleAgent:
+    """Optimal play planned on the state rebuilt from the chat's observation text."""
+
+    def __init__(self) -> None:
+        self.name = "oracle"
+
+    async def act(self, messages: list[dict[str, str]], *, n: int = 1, sampling: SamplingParams = SamplingParams(),
+                  episode: TextEpisode | None = None) -> list[Completion]:
+        """``n`` copies of the optimal answer for the state shown in the chat."""
+        try:
+            view = read_chat(messages)
+            text = format_answer(view, plan_from_chat(view), "optimal play from the state shown")
+        except ValueError as exc:
+            text = _cannot_read(str(exc))
+        return [Completion(text=text, finish_reason="stop") for _ in range(n)]
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+def plan_from_chat(view: ChatView) -> list[str]:
+    """The optimal action names for this turn, from the state text in ``view``."""
+    from ragen_envs.frozen_lake.text import ACTION_NAMES as FROZEN_LAKE_ACTIONS
+    from ragen_envs.sokoban import ACTION_NAMES as SOKOBAN_ACTIONS
+
+    if view.action_names == tuple(SOKOBAN_ACTIONS):
+        return _sokoban_plan(view)
+    if view.action_names == tuple(FROZEN_LAKE_ACTIONS):
+        return _frozenlake_plan(view)
+    return _bandit_plan(view)
+
+
+def _grid_lines(observation: str, symbols: set[str]) -> list[str]:
+    """The leading lines of ``observation`` made only of single-character ``symbols`` (the grid part)."""
+    lines = []
+    for line in observation.split("\n"):
+        if line and set(line) <= symbols:
+            lines.append(line)
+        elif lines:
+            break
+    if not lines:
+        raise ValueError("the observation has no grid in the default symbols (is the format 'coords'?)")
+    return lines
+
+
+def _sokoban_plan(view: ChatView) -> list[str]:
+    from ragen_envs.sokoban import ACTION_NAMES, parse_level, solve
+    from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS, STANDARD_SYMBOLS
+
+    to_standard = {RAGEN_SYMBOLS[kind]: STANDARD_SYMBOLS[kind] for kind in RAGEN_SYMBOLS}
+    rows = _grid_lines(view.observation, set(to_standard))
+    level = parse_level("\n".join("".join(to_standard[ch] for ch in row) for row in rows))
+    result = solve(level)
+    if not result.solution:
+        raise ValueError(f"the Sokoban solver found no solution from this state ({result.status.value})")
+    return [ACTION_NAMES[a] for a in result.solution[:max(view.turn_actions, 1)]]
+
+
+def _frozenlake_plan(view: ChatView) -> list[str]:
+    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel, shortest_path
+    from ragen_envs.frozen_lake.planning import value_iteration
+    from ragen_envs.frozen_lake.text import ACTION_NAMES, DEFAULT_SYMBOLS
+
+    letters = {DEFAULT_SYMBOLS["frozen"]: "F", DEFAULT_SYMBOLS["hole"]: "H", DEFAULT_SYMBOLS["goal"]: "G",
+               DEFAULT_SYMBOLS["player"]: "S"}
+    over = {DEFAULT_SYMBOLS["player_in_hole"], DEFAULT_SYMBOLS["player_on_goal"]}
+    rows = _grid_lines(view.observation, set(letters) | over)
+    if any(ch in over for row in rows for ch in row):
+        raise ValueError("the game is already over in the state shown")
+    level = FrozenLakeLevel(tuple("".join(letters[ch] for ch in row) for row in rows))
+    per_turn = max(view.turn_actions, 1)
+    if "not slippery" in view.intro:
+        path = shortest_path(level) or [0]
+        return [ACTION_NAMES[a] for a in path[:per_turn]]
+    match = re.search(r"goes the way you chose with probability ([0-9.]+)", view.intro)
+    if match is None:
+        raise ValueError("the rules do not say how slippery the ice is")
+    success_rate = _unround(float(match.group(1)))
+    horizon = max(view.actions_left, 1)
+    table = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=horizon)
+    k = min(per_turn, max(1, math.ceil(view.actions_left / max(view.turns_left, 1))))
+    position = level.start
+    plan: list[int] = []
+    for step in range(k):
+        action = table.action(position, horizon - step)
+        if action < 0:
+            break
+        plan.append(action)
+        # Later moves of a turn are blind: plan them from the intended cell, the likeliest outcome.
+        dr, dc = MOVES[action]
+        position = (min(max(position[0] + dr, 0), level.height - 1), min(max(position[1] + dc, 0), level.width - 1))
+        if level.rows[position[0]][position[1]] in "HG":
+            break
+    return [ACTION_NAMES[a] for a in plan or [0]]
+
+
+def _unround(value: float, decimals: int = 2) -> float:
+    """The simple fraction (denominator <= 20) that ``value``, printed to ``decimals`` places, came from.
+
+    The rules print the slip probability as ``0.33``; planning with 0.33 instead of the true 1/3 can
+    flip near-ties in the value table, so the oracle would stop matching the in-process one.
+    """
+    snapped = Fraction(value).limit_denominator(20)
+    return float(snapped) if abs(float(snapped) - value) <= 0.5 * 10**-decimals else value
+
+
+def _bandit_plan(view: ChatView) -> list[str]:
+    from ragen_envs.bandit.config import BanditConfig
+    from ragen_envs.bandit.names import NAME_POOLS
+
+    if len(view.action_names) != 2:
+        raise ValueError("the chat oracle plays two-armed bandits only (which risky arm is which is not shown)")
+    low = {name.lower() for pool in NAME_POOLS.values() for name in pool.low_risk}
+    high = {name.lower() for pool in NAME_POOLS.values() for name in pool.high_risk}
+    kinds = ["low" if name.lower() in low else "high" if name.lower() in high else None for name in view.action_names]
+    if None in kinds or kinds[0] == kinds[1]:
+        raise ValueError(f"arm names {list(view.action_names)} are not one low-risk and one high-risk pool name")
+    defaults = BanditConfig()
+    payoff = {"low": defaults.low_risk_reward, "high": defaults.high_risk_reward * defaults.high_risk_prob}
+    for i, name in enumerate(view.action_names):
+        # With ``reveal_payoffs`` the rules say "NAME: pays X every time" or "pays X with probability P".
+        revealed = re.search(rf"^\s*{re.escape(name)}: pays ([-0-9.e+]+)(?: with probability ([0-9.e+-]+))?",
+                             view.intro, re.MULTILINE)
+        if revealed:
+            payoff[kinds[i]] = float(revealed.group(1)) * float(revealed.group(2) or 1.0)
+    best = max(range(2), key=lambda i: payoff[kinds[i]])
+    return [view.action_names[best]]

@@ -1,0 +1,310 @@
+"""``ragen-eval``: evaluate a model on the ragen games, and manage runs and leaderboards.
+
+Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluates)::
+
+    ragen-eval [evaluate] --model NAME [--base-url URL ...] [--env sokoban,frozenlake,bandit] ...
+    ragen-eval show RUN [--episode ENV:SEED]
+    ragen-eval compare RUN_A RUN_B
+    ragen-eval merge SHARD_DIR... --out DIR
+    ragen-eval leaderboard RUN_DIR... [--out leaderboards/]
+    ragen-eval serve --agent random|oracle|PATH --port P
+    ragen-eval ls
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+SUBCOMMANDS = ("evaluate", "show", "compare", "merge", "leaderboard", "serve", "ls")
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _key_values(items: Sequence[str], flag: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{flag} takes KEY=VALUE, got {item!r}")
+        out[key.strip()] = _parse_value(value)
+    return out
+
+
+def _env_configs(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        target, sep, rest = item.partition(":")
+        if not sep:
+            raise ValueError(f"--env-config takes ENV:KEY=VALUE (e.g. sokoban:num_boxes=2), got {item!r}")
+        out.setdefault(target.strip(), {}).update(_key_values([rest], "--env-config"))
+    return out
+
+
+def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
+    """Options of ``ragen-eval evaluate``."""
+    from ragen_eval.config import DEFAULT_ENVS, EvalConfig
+
+    d = EvalConfig(model="random")
+    g = p.add_argument_group("model")
+    g.add_argument("--model", required=True, help="served model name, a checkpoint path (vllm/hf), or random|oracle")
+    g.add_argument("--backend", choices=("builtin", "openai", "vllm", "hf"), default=None,
+                   help="default: builtin for random/oracle, openai when --base-url or --local-server is given")
+    g.add_argument("--base-url", action="append", default=[], dest="base_urls",
+                   help="OpenAI-compatible endpoint (…/v1); repeat to spread load over several servers")
+    g.add_argument("--model-args", action="append", default=[], metavar="KEY=VALUE",
+                   help="argument for a local backend, e.g. dtype=float32 max_model_len=2048 (vllm), device=cpu (hf)")
+    g.add_argument("--api-key-env", default=d.api_key_env,
+                   help="environment variable holding the API key (the key is never written anywhere)")
+    g.add_argument("--local-server", action="store_true",
+                   help="serve --model with `ragen-eval serve` on loopback and evaluate through HTTP")
+    g.add_argument("--server-arg", action="append", default=[], dest="server_args",
+                   help="extra argument for the local server, e.g. --server-arg=--latency=0.2")
+    g = p.add_argument_group("levels")
+    g.add_argument("--env", default=",".join(DEFAULT_ENVS),
+                   help="comma-separated presets or groups (default, all, sokoban_all, ...); see `ragen-eval ls`")
+    g.add_argument("--episodes", type=int, default=d.episodes, help="episodes (levels) per env")
+    g.add_argument("--split", default=d.split, help="seed split: train, val or test")
+    g.add_argument("--seed-start", type=int, default=d.seed_start, help="index of the first seed in the split")
+    g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join with `merge`")
+    g.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
+                   help="text-protocol override, e.g. observation_format=coords, max_turns=10")
+    g.add_argument("--env-config", action="append", default=[], metavar="ENV:KEY=VALUE",
+                   help="game-config override for one env, e.g. sokoban:num_boxes=2")
+    g = p.add_argument_group("sampling")
+    g.add_argument("--temperature", type=float, default=d.sampling.temperature)
+    g.add_argument("--top-p", type=float, default=d.sampling.top_p)
+    g.add_argument("--max-tokens", type=int, default=d.sampling.max_tokens)
+    g.add_argument("--sampling-seed", type=int, default=None, help="seed sent with every request, if any")
+    g.add_argument("--agent-seed", type=int, default=d.agent_seed, help="seed of the built-in random agent")
+    g = p.add_argument_group("execution")
+    g.add_argument("--concurrency", type=int, default=d.concurrency, help="episodes (and requests) in flight")
+    g.add_argument("--timeout", type=float, default=d.timeout, help="per-request timeout, seconds")
+    g.add_argument("--max-retries", type=int, default=d.max_retries, help="retries per request on 429/5xx/timeouts")
+    g.add_argument("--rps", type=float, default=None, dest="requests_per_second", help="max requests per second")
+    g.add_argument("--out", default="runs", help="parent directory of run directories")
+    g.add_argument("--run-name", default=None, help="run directory name (default: <model>__<backend>__<split>[__shard-i-of-n])")
+    g.add_argument("--retry-errors", action="store_true",
+                   help="on resume, replay episodes that ended with a request error")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+
+
+def config_from_args(args: argparse.Namespace) -> Any:
+    """An :class:`EvalConfig` from parsed ``evaluate`` arguments."""
+    from ragen_eval.agents.base import SamplingParams
+    from ragen_eval.config import EvalConfig, parse_shard
+
+    return EvalConfig(
+        model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
+        model_args=_key_values(args.model_args, "--model-args"),
+        envs=args.env, episodes=args.episodes, split=args.split, seed_start=args.seed_start,
+        sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
+                                seed=args.sampling_seed),
+        protocol=_key_values(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),
+        shard=parse_shard(args.shard), agent_seed=args.agent_seed, concurrency=args.concurrency,
+        timeout=args.timeout, max_retries=args.max_retries, requests_per_second=args.requests_per_second,
+        local_server=args.local_server, server_args=list(args.server_args),
+    )
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    """Run (or resume) an evaluation and print its results table."""
+    from ragen_eval.results_table import results_table
+    from ragen_eval.runner import evaluate
+
+    config = config_from_args(args)
+    if config.protocol:
+        from ragen_envs.text import ProtocolConfig
+
+        ProtocolConfig.from_dict(config.protocol)  # fail now, not inside every episode
+    run_path = Path(args.out) / (args.run_name or config.run_name())
+    try:
+        summary, stats = evaluate(config, run_path, progress=not args.no_progress, retry_errors=args.retry_errors)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; finished episodes are kept in {run_path}. Run the same command again to resume.",
+              file=sys.stderr)
+        return 130
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(results_table(summary))
+    print(f"\nrun directory: {run_path}", file=sys.stderr)
+    if stats.episodes:
+        print(f"this invocation: {stats.episodes} episodes, {stats.turns} turns in {stats.wall_seconds:.1f} s "
+              f"({stats.turns_per_second:.1f} turns/s, harness CPU {1e3 * stats.cpu_seconds / max(stats.turns, 1):.2f}"
+              f" ms/turn), {stats.errors} episodes ended by errors", file=sys.stderr)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
+    from ragen_eval.results_table import results_table
+    from ragen_eval.run_dir import load_run
+    from ragen_eval.runner import build_summary
+
+    config, records = load_run(args.run)
+    if args.episode is None:
+        summary = build_summary(config, records)
+        print(json.dumps(summary, indent=2) if args.json else results_table(summary))
+        return 0
+    env, _, seed = args.episode.rpartition(":")
+    matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed]
+    if not matches:
+        raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED, e.g. "
+                         f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
+    print(_transcript(matches[0]))
+    return 0
+
+
+def _transcript(record: dict[str, Any]) -> str:
+    lines = [f"# {record['env']} seed {record['seed']}: success={record['success']} "
+             f"reward={record['total_reward']:.3f} end={record['end_reason']}"
+             + (f" error={record['error']}" if record.get("error") else "")]
+    for turn in record["turns"]:
+        lines += [f"\n## turn {turn['turn']}", turn["observation"], "\n>>> model:", turn["response"],
+                  f"\nexecuted {turn['actions_executed']} reward {turn['reward']:+.3f}"
+                  + ("" if turn["format_ok"] else f" format errors {turn['format_errors']}")]
+    return "\n".join(lines)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Paired significance tests between two runs on the levels both played."""
+    from ragen_eval.metrics import paired_comparison
+    from ragen_eval.results_table import markdown_table
+    from ragen_eval.run_dir import load_run
+
+    (_, a), (_, b) = load_run(args.run_a), load_run(args.run_b)
+    result = paired_comparison(a, b)
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    rows = [[name, str(r["pairs"]), f"{r['success_a']:.3f}", f"{r['success_b']:.3f}",
+             f"{r['mcnemar']['a_only']}/{r['mcnemar']['b_only']}", f"{r['mcnemar']['p_value']:.4g}",
+             f"{r['reward_bootstrap']['mean_diff']:+.3f} [{r['reward_bootstrap']['ci_low']:+.3f}, "
+             f"{r['reward_bootstrap']['ci_high']:+.3f}]", f"{r['reward_bootstrap']['p_value']:.4g}"]
+            for name, r in result.items()]
+    print(f"A = {args.run_a}\nB = {args.run_b}\n")
+    print(markdown_table(["env", "pairs", "success A", "success B", "A only/B only", "McNemar p",
+                          "reward A-B [95% CI]", "bootstrap p"], rows))
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Join shard directories into one run directory and write its summary."""
+    from ragen_eval.results_table import results_table
+    from ragen_eval.run_dir import SUMMARY_FILE, merge_runs
+    from ragen_eval.runner import summary_of
+
+    out = merge_runs(args.shards, args.out)
+    summary = summary_of(out)
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
+    print(results_table(summary))
+    print(f"\nmerged {len(args.shards)} shards into {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """Write the leaderboard tables and plots for some run directories."""
+    from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
+
+    board = build_leaderboard(args.runs, baselines_dir=None if args.no_baselines else Path(args.baselines_dir),
+                              progress=not args.no_progress)
+    paths = write_leaderboard(board, args.out)
+    print(Path(paths["markdown"]).read_text())
+    print("wrote " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Delegate to ``ragen_eval.serve``."""
+    from ragen_eval import serve
+
+    return serve.main(args)
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """List environment presets, groups and seed splits."""
+    from ragen_envs.registration import PRESETS
+    from ragen_envs.splits import SPLIT_OFFSETS
+
+    from ragen_eval.config import ENV_GROUPS
+    from ragen_eval.results_table import markdown_table
+
+    print(markdown_table(["preset", "gymnasium id", "description"], [[p.name, p.env_id, p.description] for p in PRESETS]))
+    print("\ngroups: " + "; ".join(f"{k} = {','.join(v)}" for k, v in ENV_GROUPS.items()))
+    print("splits: " + ", ".join(f"{k} (seeds from {v})" for k, v in SPLIT_OFFSETS.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ragen-eval`` argument parser with all subcommands."""
+    parser = argparse.ArgumentParser(prog="ragen-eval",
+                                     description="Evaluate a model on the ragen games; manage runs and leaderboards.",
+                                     epilog=__doc__.split("\n\n", 2)[2],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("evaluate", help="evaluate a model (the default subcommand)")
+    add_evaluate_arguments(p)
+    p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("show", help="results table of a run, or one episode's transcript")
+    p.add_argument("run", help="run directory")
+    p.add_argument("--episode", default=None, metavar="ENV:SEED", help="print this episode's transcript")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(func=cmd_show)
+    p = sub.add_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")
+    p.add_argument("run_a")
+    p.add_argument("run_b")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("merge", help="join the shard directories of a run")
+    p.add_argument("shards", nargs="+", help="shard run directories (all n of them)")
+    p.add_argument("--out", required=True, help="directory of the merged run")
+    p.set_defaults(func=cmd_merge)
+    p = sub.add_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories")
+    p.add_argument("runs", nargs="+", help="run directories")
+    p.add_argument("--out", default="leaderboards", help="output directory")
+    p.add_argument("--baselines-dir", default="runs/baselines",
+                   help="where missing random/oracle baseline runs are played (kept out of --out)")
+    p.add_argument("--no-baselines", action="store_true",
+                   help="do not add random/oracle runs for the runs' envs and seeds when they are missing")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_leaderboard)
+    p = sub.add_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")
+    from ragen_eval import serve
+
+    serve.add_arguments(p)
+    p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("ls", help="list environment presets, groups and splits")
+    p.set_defaults(func=cmd_ls)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ragen-eval`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
+        argv.insert(0, "evaluate")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps interpreter shutdown from failing to flush
+        return 0
+    except (ValueError, FileNotFoundError, FileExistsError, RuntimeError) as err:
+        print(f"ragen-eval {args.command}: error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

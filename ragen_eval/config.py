@@ -1,0 +1,245 @@
+"""`EvalConfig`: everything that defines an evaluation run, and which parts of it fix the results.
+
+A run directory stores the config. Fields that change *what is measured* (model, backend,
+sampling, envs, protocol, seeds, shard) form the run's identity: resuming a directory with a
+different identity is refused. Fields that only change *how fast* or *where from* (concurrency,
+endpoints, timeouts, retries, rate limit) may differ between the first attempt and a resume.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from ragen_envs.registration import PRESETS, get_preset
+from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
+
+from ragen_eval.agents.base import SamplingParams
+
+#: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
+DEFAULT_ENVS: tuple[str, ...] = ("sokoban", "frozenlake", "bandit")
+#: Names that expand to several presets on the command line.
+ENV_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "default": DEFAULT_ENVS,
+    "all": tuple(p.name for p in PRESETS),
+    "sokoban_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("SokobanEnv")),
+    "frozenlake_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("FrozenLakeEnv")),
+    "bandit_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("BanditEnv")),
+})
+#: Backends ``make_agent`` knows; ``builtin`` serves ``--model random|oracle``.
+BACKENDS: tuple[str, ...] = ("builtin", "openai", "vllm", "hf")
+BUILTIN_MODELS: tuple[str, ...] = ("random", "oracle")
+
+_IDENTITY_EXCLUDED = ("base_urls", "api_key_env", "concurrency", "timeout", "max_retries",
+                      "requests_per_second", "local_server", "server_args")
+
+
+def expand_envs(spec: str | list[str] | tuple[str, ...]) -> list[str]:
+    """Turn ``"sokoban,frozenlake"`` or group names (``default``, ``all``) into preset names.
+
+    Order is kept and duplicates are dropped; an unknown name raises ``ValueError`` listing the
+    known presets and groups.
+    """
+    parts = spec.split(",") if isinstance(spec, str) else list(spec)
+    names: list[str] = []
+    for raw in parts:
+        name = raw.strip()
+        if not name:
+            continue
+        group = ENV_GROUPS.get(name.lower())
+        expanded = group if group is not None else (_preset_name(name),)
+        names.extend(n for n in expanded if n not in names)
+    if not names:
+        raise ValueError(f"no environment given in {spec!r}")
+    return names
+
+
+def _preset_name(name: str) -> str:
+    try:
+        return get_preset(name).name
+    except ValueError as err:
+        raise ValueError(f"{err}; groups: {', '.join(ENV_GROUPS)}") from None
+
+
+def parse_shard(spec: str | None) -> tuple[int, int] | None:
+    """Parse ``--shard i/n`` (0-based ``i``): ``"1/4"`` is the second of four shards."""
+    if spec is None:
+        return None
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", str(spec))
+    if not match:
+        raise ValueError(f"--shard takes 'i/n' with 0 <= i < n (e.g. 0/4), got {spec!r}")
+    i, n = int(match.group(1)), int(match.group(2))
+    if n < 1 or not 0 <= i < n:
+        raise ValueError(f"--shard {spec!r}: need n >= 1 and 0 <= i < n (shards are numbered from 0)")
+    return (i, n)
+
+
+def redact_url(url: str) -> str:
+    """``url`` without user info, query or fragment, where credentials sometimes hide."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def model_slug(model: str) -> str:
+    """A file-system-safe short name for a model: the last path component, unsafe characters as ``-``."""
+    base = model.rstrip("/").split("/")[-1] if Path(model).exists() else model
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", base.replace("/", "--")).strip("-.")
+    if not slug:
+        raise ValueError(f"cannot make a directory name from model {model!r}")
+    return slug
+
+
+@dataclass
+class EvalConfig:
+    """One evaluation run: which model plays which levels, how it is sampled, how it is reached."""
+
+    model: str
+    """Model name sent to the endpoint, a checkpoint path (vllm/hf), or ``random``/``oracle``."""
+    backend: str | None = None
+    """builtin | openai | vllm | hf; None picks builtin for random/oracle, openai with a base URL."""
+    base_urls: list[str] = field(default_factory=list)
+    """OpenAI-compatible endpoints; several spread the load round-robin."""
+    model_args: dict[str, Any] = field(default_factory=dict)
+    """Keyword arguments for a local backend (vllm: engine arguments such as dtype; hf: device, dtype)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the API key; the key itself is never stored."""
+    envs: list[str] = field(default_factory=lambda: list(DEFAULT_ENVS))
+    """Preset names, in order."""
+    episodes: int = 256
+    """Episodes (levels) per environment."""
+    split: str = "test"
+    """Named seed split (train, val, test); every model plays the same levels."""
+    seed_start: int = 0
+    """Index of the first seed within the split."""
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    """Temperature 0.5 and 400 new tokens follow RAGEN's evaluation settings."""
+    protocol: dict[str, Any] = field(default_factory=dict)
+    """Overrides of ``ragen_envs.text.ProtocolConfig`` fields, the same for every env."""
+    env_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per-preset overrides of the game config (on top of the preset's own)."""
+    shard: tuple[int, int] | None = None
+    """(i, n): play only every n-th episode starting at i."""
+    agent_seed: int = 0
+    """Seed of the built-in random agent."""
+    concurrency: int = 32
+    """Episodes in flight at once (and requests, for HTTP backends)."""
+    timeout: float = 60.0
+    """Per-request timeout in seconds (HTTP backends)."""
+    max_retries: int = 5
+    """Retries per request on 429/5xx/timeouts before the episode is ended with an error."""
+    requests_per_second: float | None = None
+    """Optional client-side rate limit."""
+    local_server: bool = False
+    """Serve ``model`` with ``ragen-eval serve`` on loopback and evaluate through HTTP."""
+    server_args: list[str] = field(default_factory=list)
+    """Extra arguments for the local server (e.g. ``--latency 0.2``)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sampling, dict):
+            self.sampling = SamplingParams(**self.sampling)
+        if isinstance(self.shard, list):
+            self.shard = (int(self.shard[0]), int(self.shard[1]))
+        self.envs = expand_envs(self.envs)
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` naming the first inconsistent field."""
+        if not self.model:
+            raise ValueError("--model is required")
+        if self.backend is not None and self.backend not in BACKENDS:
+            raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
+        if self.split not in SPLIT_OFFSETS:
+            raise ValueError(f"unknown split {self.split!r}; choose one of {', '.join(SPLIT_OFFSETS)}")
+        if self.episodes < 1:
+            raise ValueError(f"--episodes must be >= 1, got {self.episodes}")
+        if self.seed_start < 0 or self.seed_start + self.episodes > SPLIT_SIZE:
+            raise ValueError(f"seeds {self.seed_start}..{self.seed_start + self.episodes - 1} fall outside "
+                             f"the split (0..{SPLIT_SIZE - 1})")
+        if self.concurrency < 1:
+            raise ValueError(f"--concurrency must be >= 1, got {self.concurrency}")
+        if self.timeout <= 0:
+            raise ValueError(f"--timeout must be positive, got {self.timeout}")
+        if self.max_retries < 0:
+            raise ValueError(f"--max-retries must be >= 0, got {self.max_retries}")
+        if self.requests_per_second is not None and self.requests_per_second <= 0:
+            raise ValueError(f"--rps must be positive, got {self.requests_per_second}")
+        if self.sampling.temperature < 0:
+            raise ValueError(f"--temperature must be >= 0, got {self.sampling.temperature}")
+        if self.sampling.max_tokens < 1:
+            raise ValueError(f"--max-tokens must be >= 1, got {self.sampling.max_tokens}")
+        if self.shard is not None:
+            parse_shard(f"{self.shard[0]}/{self.shard[1]}")
+        unknown = set(self.env_configs) - set(self.envs)
+        if unknown:
+            raise ValueError(f"env_configs given for envs not in the run: {sorted(unknown)}")
+        backend = self.resolved_backend()
+        if self.model_args and backend not in ("vllm", "hf"):
+            raise ValueError(f"--model-args is for the vllm and hf backends, not {backend}")
+        if backend == "builtin" and self.model not in BUILTIN_MODELS:
+            raise ValueError(f"the builtin backend plays {'/'.join(BUILTIN_MODELS)}, not {self.model!r}")
+        if backend == "openai" and not self.base_urls and not self.local_server:
+            raise ValueError("the openai backend needs --base-url (or --local-server)")
+        if self.local_server and self.base_urls:
+            raise ValueError("--local-server starts its own endpoint; drop --base-url")
+
+    def resolved_backend(self) -> str:
+        """The backend this run uses once defaults are applied."""
+        if self.backend is not None:
+            return self.backend
+        if self.base_urls or self.local_server:
+            return "openai"
+        if self.model in BUILTIN_MODELS:
+            return "builtin"
+        raise ValueError(f"cannot tell how to reach model {self.model!r}: give --base-url URL, "
+                         "--local-server, or --backend vllm|hf for a local checkpoint")
+
+    def seeds(self) -> list[int]:
+        """The split's seeds this run plays in every env (before sharding)."""
+        return split_seeds(self.split, self.episodes, self.seed_start)
+
+    def work_items(self) -> list[tuple[str, int]]:
+        """(env, seed) pairs this run (this shard) must finish, in a fixed order."""
+        items = [(env, seed) for env in self.envs for seed in self.seeds()]
+        if self.shard is None:
+            return items
+        i, n = self.shard
+        return items[i::n]
+
+    def run_name(self) -> str:
+        """Default run directory name: ``<model>__<backend>__<split>`` (plus ``__shard-i-of-n``)."""
+        name = f"{model_slug(self.model)}__{self.resolved_backend()}__{self.split}"
+        if self.shard is not None:
+            name += f"__shard-{self.shard[0]}-of-{self.shard[1]}"
+        return name
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form without secrets: the key's variable *name*, URLs without credentials."""
+        data = asdict(self)
+        data["backend"] = self.resolved_backend()
+        data["base_urls"] = [redact_url(u) for u in self.base_urls]
+        data["shard"] = list(self.shard) if self.shard is not None else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        names = {f.name for f in fields(cls)}
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"unknown EvalConfig fields: {sorted(unknown)}")
+        return cls(**data)
+
+    def identity(self) -> dict[str, Any]:
+        """The fields that decide the results; two runs may share a directory only if these match."""
+        data = self.to_dict()
+        for key in _IDENTITY_EXCLUDED:
+            data.pop(key, None)
+        return data

@@ -1,0 +1,12 @@
+"""Thought-state consistency: do the claims in an agent's ``<think>`` match the true game state?
+
+``score_turn`` / ``score_episode`` extract atomic claims (positions, relations, status,
+predictions, Bandit arm properties) with rules, check each against the state, and compare the
+plan in the thought with the answer; ``aggregate`` turns scores into run-level metrics. The
+optional LLM judge lives in :mod:`ragen_eval.consistency.judge`. See docs/consistency.md.
+"""
+
+from ragen_eval.consistency.claims import Claim
+from ragen_eval.consistency.scoring import aggregate, score_episode, score_turn
+
+__all__ = ["Claim", "aggregate", "score_episode", "score_turn"]

@@ -1,0 +1,103 @@
+"""Check a canonical claim against the true state: a verdict and the cells the claim refers to."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ragen_eval.consistency.board import DIRECTION_DELTAS, Board, Cell
+
+#: Given a move sequence, the board it leads to, or None when that cannot be known.
+Predictor = Callable[[tuple[str, ...]], Board | None]
+Verdict = tuple[bool | None, list[list[int]]]
+
+
+def _sign(x: int) -> int:
+    return (x > 0) - (x < 0)
+
+
+def relation_holds(a: Cell, b: Cell, direction: str, mode: str | None) -> bool:
+    """Whether cell ``a`` lies in ``direction`` of cell ``b``.
+
+    ``mode`` None: loosely (each named axis points the right way, the other axis is free for a
+    single direction); ``"line"``: on the same row, column or diagonal; an integer string: exactly
+    that many cells away along the direction.
+    """
+    want_r, want_c = DIRECTION_DELTAS[direction]
+    dr, dc = a[0] - b[0], a[1] - b[1]
+    if mode is None:
+        return (want_r == 0 or _sign(dr) == want_r) and (want_c == 0 or _sign(dc) == want_c)
+    if mode == "line":
+        if want_r and want_c:
+            return abs(dr) == abs(dc) and _sign(dr) == want_r and _sign(dc) == want_c and dr != 0
+        return (dr, dc) != (0, 0) and _sign(dr) == want_r and _sign(dc) == want_c
+    n = int(mode)
+    return (dr, dc) == (want_r * n, want_c * n)
+
+
+def _corner(cell: Cell, walls: frozenset[Cell]) -> bool:
+    r, c = cell
+    vertical = (r - 1, c) in walls or (r + 1, c) in walls
+    horizontal = (r, c - 1) in walls or (r, c + 1) in walls
+    return vertical and horizontal
+
+
+def _split_args(inner: str) -> list[str]:
+    return [part.strip() for part in inner.split(",")] if inner else []
+
+
+def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
+    """Verdict of a Sokoban/FrozenLake claim and its cells; ValueError if the claim is malformed."""
+    if canonical == "all_placed":
+        boxes = board.cells_of("box")
+        return bool(boxes) and boxes <= board.cells_of("target"), sorted(map(list, boxes))
+    head, _, rest = canonical.partition("(")
+    inner = rest[:-1]
+    if head == "after":
+        moves, _, claim = inner.partition("|")
+        later = predict(tuple(m for m in moves.split(",") if m))
+        if later is None:
+            return None, []
+        return check_grid(claim, later, predict)
+    args = _split_args(inner)
+    if head == "at":
+        kind, r, c = args[0], int(args[1]), int(args[2])
+        return (r, c) in board.cells_of(kind), [[r, c]]
+    if head == "on":
+        both = board.cells_of(args[0]) & board.cells_of(args[1])
+        return bool(both), sorted(map(list, both or board.cells_of(args[0])))
+    if head == "corner":
+        cells = [cell for cell in board.cells_of(args[0]) if _corner(cell, board.cells_of("wall"))]
+        return bool(cells), sorted(map(list, cells or board.cells_of(args[0])))
+    if head == "adj":
+        touching = {cell for a in board.cells_of(args[0]) for b in board.cells_of(args[1])
+                    if abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for cell in (a, b)}
+        return bool(touching), sorted(map(list, touching or board.cells_of(args[1])))
+    if head == "rel":
+        a_kind, b_kind, direction = args[0], args[1], args[2]
+        mode = args[3] if len(args) > 3 else None
+        if direction not in DIRECTION_DELTAS:
+            raise ValueError(f"unknown direction {direction!r} in {canonical!r}")
+        pairs = [(a, b) for a in board.cells_of(a_kind) for b in board.cells_of(b_kind)
+                 if relation_holds(a, b, direction, mode)]
+        if pairs:
+            return True, [list(pairs[0][0]), list(pairs[0][1])]
+        return False, sorted(map(list, board.cells_of(b_kind)))[:1]
+    raise ValueError(f"not a grid claim: {canonical!r}")
+
+
+def check_bandit(canonical: str, arms: Sequence[Mapping[str, Any]]) -> bool | None:
+    """Verdict of a ``risk``/``reward`` claim against the arms' true distributions.
+
+    None if the arm is unknown or every arm ties on that quantity (nothing to be high or low).
+    """
+    head, _, rest = canonical.partition("(")
+    name, _, level = rest[:-1].partition(",")
+    field = {"risk": "variance", "reward": "expected_reward"}.get(head)
+    if field is None or level not in ("high", "low"):
+        raise ValueError(f"not a bandit claim: {canonical!r}")
+    values = {str(arm["name"]).lower(): float(arm[field]) for arm in arms}
+    if name not in values or max(values.values()) == min(values.values()):
+        return None
+    pick = max if level == "high" else min
+    return values[name] == pick(values.values())

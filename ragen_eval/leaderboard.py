@@ -1,0 +1,247 @@
+"""Leaderboards: one row per run, written as Markdown, CSV, JSON, a self-contained HTML page and plots.
+
+Random and oracle rows are always present: when the given runs lack a built-in baseline on their
+levels, :func:`build_leaderboard` plays it (fast, no model) into ``baselines_dir`` first. Every
+figure is recomputed from the runs' ``episodes.jsonl``, and the output carries no timestamp, so
+regenerating an unchanged leaderboard changes no file.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import hashlib
+import html
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragen_eval.config import BUILTIN_MODELS, EvalConfig
+from ragen_eval.results_table import CONSISTENCY_COLUMNS, fmt, markdown_table
+from ragen_eval.run_dir import load_run
+from ragen_eval.stats import mcnemar_test
+
+
+@dataclass
+class Leaderboard:
+    """Rows (one per run, best first) and the env columns they share."""
+
+    rows: list[dict[str, Any]]
+    envs: list[str]
+    consistency_keys: list[str] = field(default_factory=list)
+
+
+def _level_set(config: EvalConfig) -> dict[str, Any]:
+    """What decides which levels a run plays and how: runs with equal level sets are paired."""
+    return {"split": config.split, "seed_start": config.seed_start, "protocol": config.protocol,
+            "env_configs": config.env_configs}
+
+
+def _level_key(config: EvalConfig) -> str:
+    return hashlib.sha256(json.dumps(_level_set(config), sort_keys=True).encode()).hexdigest()[:8]
+
+
+def ensure_baselines(configs: list[EvalConfig], baselines_dir: Path, progress: bool = True) -> list[Path]:
+    """Play random and oracle on every level set of ``configs`` that lacks them; return their run dirs."""
+    from ragen_eval.runner import evaluate
+
+    groups: dict[str, list[EvalConfig]] = {}
+    for config in configs:
+        groups.setdefault(_level_key(config), []).append(config)
+    made = []
+    for key, members in groups.items():
+        envs = list(dict.fromkeys(env for c in members for env in c.envs))
+        episodes = max(c.episodes for c in members)
+        for model in BUILTIN_MODELS:
+            if any(c.model == model and c.resolved_backend() == "builtin" and set(envs) <= set(c.envs)
+                   and c.episodes >= episodes for c in members):
+                continue
+            base = members[0]
+            config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
+                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs)
+            path = baselines_dir / f"{config.run_name()}__{key}"
+            evaluate(config, path, progress=progress)
+            made.append(path)
+    return made
+
+
+def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Path | None = None,
+                      progress: bool = True) -> Leaderboard:
+    """Load the runs (adding missing baselines when ``baselines_dir`` is given) and rank them."""
+    from ragen_eval.runner import build_summary
+
+    if not run_dirs:
+        raise ValueError("leaderboard needs at least one run directory")
+    paths = [Path(p) for p in run_dirs]
+    loaded = [(p, *load_run(p)) for p in paths]
+    if baselines_dir is not None:
+        for path in ensure_baselines([c for _, c, _ in loaded], baselines_dir, progress):
+            loaded.append((path, *load_run(path)))
+    envs = list(dict.fromkeys(env for _, c, _ in loaded for env in c.envs))
+    randoms = {_level_key(c): r for _, c, r in loaded if c.model == "random" and c.resolved_backend() == "builtin"}
+    rows = []
+    for path, config, records in loaded:
+        summary = build_summary(config, records)
+        overall = summary["overall"]
+        row: dict[str, Any] = {
+            "model": config.model, "backend": config.resolved_backend(), "run": str(path),
+            "split": config.split, "episodes": summary["episodes_done"], "complete": summary["complete"],
+            "success": overall["success_rate"], "success_ci95": overall["success_ci95"],
+            "macro_success": overall["macro_success_rate"],
+            "mean_reward": overall["mean_reward"], "efficiency": overall["efficiency"],
+            "format_error_rate": overall["format_error_rate"],
+            "think_words_per_turn": overall["think_words_per_turn"],
+            "think_tokens_per_turn": overall["think_tokens_per_turn"],
+            "think_tokens_per_optimal_step": overall["think_tokens_per_optimal_step"],
+            "provider_reasoning_tokens_per_turn": overall["provider_reasoning_tokens_per_turn"],
+            "errors": overall["errors"],
+            "per_env": {e: m["success_rate"] for e, m in summary["per_env"].items()},
+            "per_env_ci95": {e: m["success_ci95"] for e, m in summary["per_env"].items()},
+            "consistency": overall.get("consistency") or {},
+            "mcnemar_p_vs_random": _p_vs(records, randoms.get(_level_key(config))),
+        }
+        rows.append(row)
+    rows.sort(key=lambda r: (-(r["macro_success"] or 0.0), r["model"], r["run"]))
+    keys = [k for k in CONSISTENCY_COLUMNS if any(k in r["consistency"] for r in rows)]
+    return Leaderboard(rows=rows, envs=envs, consistency_keys=keys)
+
+
+def _p_vs(records: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> float | None:
+    if baseline is None:
+        return None
+    base = {(r["env"], r["seed"]): bool(r["success"]) for r in baseline}
+    pairs = [(bool(r["success"]), base[(r["env"], r["seed"])]) for r in records if (r["env"], r["seed"]) in base]
+    if not pairs:
+        return None
+    return mcnemar_test([a for a, _ in pairs], [b for _, b in pairs]).p_value
+
+
+def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
+    header = ["rank", "model", "backend", "split", "episodes", "success (macro)", "success (pooled) [95% CI]",
+             *(f"{e}" for e in board.envs), "reward", "efficiency", "format err", "think words/turn",
+             "think tokens/optimal step", *board.consistency_keys, "p vs random", "errors"]
+    rows = []
+    for rank, r in enumerate(board.rows, 1):
+        rows.append([
+            str(rank), r["model"], r["backend"], r["split"], str(r["episodes"]) + ("" if r["complete"] else "*"),
+            fmt(r["macro_success"], "{:.3f}"),
+            f"{fmt(r['success'], '{:.3f}')} {fmt(r['success_ci95'], '[{:.3f}, {:.3f}]')}",
+            *(fmt(r["per_env"].get(e), "{:.3f}") for e in board.envs),
+            fmt(r["mean_reward"], "{:.3f}"), fmt(r["efficiency"], "{:.3f}"), fmt(r["format_error_rate"], "{:.3f}"),
+            fmt(r["think_words_per_turn"], "{:.1f}"), fmt(r["think_tokens_per_optimal_step"], "{:.1f}"),
+            *(fmt(r["consistency"].get(k), "{:.3f}") for k in board.consistency_keys),
+            fmt(r["mcnemar_p_vs_random"], "{:.2g}"), str(r["errors"]),
+        ])
+    return header, rows
+
+
+_NOTES = (
+    "Per-env columns are success rates. *success (macro)* averages the envs; *pooled* counts every "
+    "episode, with a Wilson 95% interval. *efficiency* is certificate optimum / actions taken, on "
+    "successes. *p vs random* is an exact McNemar test against the random baseline on the same levels. "
+    "An asterisk after *episodes* marks an unfinished run."
+)
+
+
+def write_leaderboard(board: Leaderboard, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
+    """Write ``leaderboard.{md,csv,json,html}``, ``success_per_env.png`` and ``success_vs_reasoning.png``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    header, rows = _table(board)
+    paths = {"markdown": out / "leaderboard.md", "csv": out / "leaderboard.csv", "json": out / "leaderboard.json",
+             "html": out / "leaderboard.html", "success_plot": out / "success_per_env.png",
+             "reasoning_plot": out / "success_vs_reasoning.png"}
+    plots = {"success_plot": _success_plot(board), "reasoning_plot": _reasoning_plot(board)}
+    for key, png in plots.items():
+        paths[key].write_bytes(png)
+    paths["markdown"].write_text(
+        "# ragen-eval leaderboard\n\n" + markdown_table(header, rows) + "\n\n" + _NOTES + "\n\n"
+        "![success per env](success_per_env.png)\n\n![success vs reasoning](success_vs_reasoning.png)\n")
+    with paths["csv"].open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        writer.writerows(rows)
+    paths["json"].write_text(json.dumps({"envs": board.envs, "rows": board.rows}, indent=2) + "\n")
+    paths["html"].write_text(_html(header, rows, plots))
+    return paths
+
+
+def _html(header: list[str], rows: list[list[str]], plots: dict[str, bytes]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows)
+    images = "".join(f'<img alt="{k}" src="data:image/png;base64,{base64.b64encode(v).decode()}">'
+                     for k, v in plots.items())
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>ragen-eval leaderboard</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2rem; }}
+table {{ border-collapse: collapse; font-size: 0.9rem; }}
+th, td {{ border: 1px solid #ccc; padding: 0.3rem 0.6rem; text-align: right; }}
+th {{ background: #f0f0f0; }} td:nth-child(2), td:nth-child(3) {{ text-align: left; }}
+img {{ max-width: 48%; margin: 1rem 1% 0 0; }}
+</style></head><body>
+<h1>ragen-eval leaderboard</h1>
+<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+<p>{html.escape(_NOTES).replace("*", "")}</p>
+{images}
+</body></html>
+"""
+
+
+def _figure_png(fig) -> bytes:
+    buffer = io.BytesIO()
+    # No Software/date metadata: regenerating identical data gives identical bytes.
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _success_plot(board: Leaderboard) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(board.envs) * max(1, len(board.rows)) / 2), 4))
+    width = 0.8 / max(1, len(board.rows))
+    x = np.arange(len(board.envs))
+    for i, row in enumerate(board.rows):
+        rates = [row["per_env"].get(e) for e in board.envs]
+        cis = [row["per_env_ci95"].get(e) for e in board.envs]
+        heights = [r if r is not None else 0.0 for r in rates]
+        err = np.array([[h - c[0] if c else 0.0 for h, c in zip(heights, cis)],
+                        [c[1] - h if c else 0.0 for h, c in zip(heights, cis)]])
+        ax.bar(x + i * width - 0.4 + width / 2, heights, width, yerr=err, capsize=3,
+               label=f"{row['model']} ({row['backend']})")
+    ax.set_xticks(x, board.envs)
+    ax.set_ylim(0, 1.05)
+    ax.set_ylabel("success rate (95% Wilson CI)")
+    ax.set_title("Success per environment")
+    ax.legend(fontsize=8)
+    return _figure_png(fig)
+
+
+def _reasoning_plot(board: Leaderboard) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for row in board.rows:
+        x = row["think_words_per_turn"] or 0.0
+        low, high = row["success_ci95"]
+        ax.errorbar([x], [row["success"]], yerr=[[row["success"] - low], [high - row["success"]]], fmt="o", capsize=3)
+        ax.annotate(f"{row['model']} ({row['backend']})", (x, row["success"]), textcoords="offset points",
+                    xytext=(5, 5), fontsize=8)
+    ax.set_xlabel("think words per turn")
+    ax.set_ylabel("success rate (pooled, 95% CI)")
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_title("Success vs reasoning length")
+    return _figure_png(fig)

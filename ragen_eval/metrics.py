@@ -1,0 +1,272 @@
+"""Metrics of an evaluation run, computed from episode records alone (docs/interfaces.md schema).
+
+Two steps: :func:`episode_metrics` turns one record into flat numbers and a failure category;
+:func:`summarize` aggregates those per env and overall. Because both read only the records, a
+summary can always be recomputed from ``episodes.jsonl`` (``ragen-eval show``), and a resumed
+run's summary equals an uninterrupted one's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from ragen_eval.stats import wilson_interval
+
+#: Failure categories, in the order used to pick one primary cause for a failed episode: first
+#: what cut the episode short, then what ended the game, then what wasted the budget.
+FAILURE_CATEGORIES: tuple[str, ...] = (
+    "error",  # the request failed for good (network, server), see the record's "error"
+    "truncated",  # a response hit the token limit (finish_reason "length")
+    "deadlock",  # Sokoban: a push made the level unsolvable
+    "hole_after_slip",  # FrozenLake: fell in a hole on a move that slipped
+    "hole_by_choice",  # FrozenLake: fell in a hole on a move that went where it was meant to
+    "format_error",  # at least one answer broke the format (and executed nothing)
+    "invalid_or_noop",  # at least one move was invalid or changed nothing (e.g. into a wall)
+    "out_of_budget",  # ran out of turns or actions with none of the above
+    "wrong_choice",  # the game ended without success for another reason (Bandit: a worse arm)
+)
+
+# Pieces a GPT-2 style byte-level BPE splits text into before merging; a portable, model-free
+# stand-in for "tokens" that tracks real token counts of English prose closely from below.
+_PRETOKEN = re.compile(r"'(?:s|t|re|ve|m|ll|d)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)", re.UNICODE)
+
+
+def count_words(text: str | None) -> int:
+    """Whitespace-separated words."""
+    return len(text.split()) if text else 0
+
+
+def count_pretokens(text: str | None) -> int:
+    """Approximate tokens: GPT-2 pre-tokenizer pieces (words, numbers, punctuation runs)."""
+    if not text:
+        return 0
+    return sum(1 for piece in _PRETOKEN.findall(text) if piece.strip())
+
+
+def optimal_steps(certificate: dict[str, Any] | None) -> int | None:
+    """The fewest actions that solve the level, read from its certificate (None if unknown)."""
+    if not certificate:
+        return None
+    for key in ("optimal_steps", "shortest_path_length", "moves", "num_moves", "optimal_length"):
+        value = certificate.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return int(value)
+    for key in ("solution", "moves", "actions", "shortest_path"):
+        value = certificate.get(key)
+        if isinstance(value, (list, tuple, str)):
+            return len(value)
+    return None
+
+
+def _think_text(turn: dict[str, Any]) -> str:
+    # Provider-side reasoning (reasoning_content) is think text too; the parser already copies it
+    # into ``think`` when the reply has no <think> block, so it must not be counted twice.
+    reasoning, think = turn.get("reasoning") or "", turn.get("think") or ""
+    if not reasoning or reasoning.strip() == think.strip():
+        return think
+    return f"{reasoning}\n{think}" if think else reasoning
+
+
+def _completion(turn: dict[str, Any]) -> dict[str, Any]:
+    return turn.get("completion") or {}
+
+
+def _fell_in_hole(record: dict[str, Any]) -> tuple[bool, bool]:
+    """(fell in a hole, the fatal move slipped) for FrozenLake-style records."""
+    turns = record.get("turns") or []
+    if not turns:
+        return (False, False)
+    state = turns[-1].get("state_after") or {}
+    holes = {tuple(h) for h in state.get("holes", [])}
+    player = state.get("player")
+    if not holes or player is None or tuple(player) not in holes:
+        return (False, False)
+    infos = turns[-1].get("infos") or []
+    return (True, bool(infos and infos[-1].get("slipped")))
+
+
+def failure_category(record: dict[str, Any]) -> str | None:
+    """The primary cause of a failed episode (one of :data:`FAILURE_CATEGORIES`), None on success."""
+    if record.get("success"):
+        return None
+    flags = failure_flags(record)
+    for category in FAILURE_CATEGORIES:
+        if flags.get(category):
+            return category
+    return "wrong_choice"
+
+
+def failure_flags(record: dict[str, Any]) -> dict[str, bool]:
+    """Every failure mode seen in the episode (several may hold at once)."""
+    turns = record.get("turns") or []
+    infos = [info for turn in turns for info in (turn.get("infos") or [])]
+    fell, slipped = _fell_in_hole(record)
+    end_reason = record.get("end_reason")
+    return {
+        "error": bool(record.get("error")),
+        "truncated": any(t.get("finish_reason") == "length" or _completion(t).get("finish_reason") == "length"
+                         for t in turns),
+        "deadlock": any(info.get("deadlock") for info in infos),
+        "hole_after_slip": fell and slipped,
+        "hole_by_choice": fell and not slipped,
+        "format_error": any(not t.get("format_ok", True) for t in turns),
+        "invalid_or_noop": any(
+            not info.get("action_is_valid", True) or not info.get("action_is_effective", True) for info in infos
+        ),
+        # "truncated" here is Gymnasium's step limit, i.e. a budget too.
+        "out_of_budget": end_reason in ("max_turns", "max_actions", "truncated"),
+    }
+
+
+def episode_metrics(record: dict[str, Any]) -> dict[str, Any]:
+    """Flat per-episode numbers that :func:`summarize` aggregates."""
+    turns = record.get("turns") or []
+    n_turns = len(turns)
+    actions_taken = sum(len(t.get("actions_executed") or []) for t in turns)
+    success = bool(record.get("success"))
+    optimum = optimal_steps(record.get("certificate"))
+    think_words = sum(count_words(_think_text(t)) for t in turns)
+    think_tokens = sum(count_pretokens(_think_text(t)) for t in turns)
+    reasoning_tokens = [_completion(t).get("reasoning_tokens") for t in turns]
+    completion_tokens = [_completion(t).get("completion_tokens") for t in turns]
+    return {
+        "success": success,
+        "reward": float(record.get("total_reward", 0.0)),
+        "turns": n_turns,
+        "actions": actions_taken,
+        "actions_per_turn": (sum(len(t.get("actions_parsed") or []) for t in turns) / n_turns) if n_turns else 0.0,
+        "format_error_turns": sum(1 for t in turns if not t.get("format_ok", True)),
+        "optimal_steps": optimum,
+        "efficiency": (min(1.0, optimum / actions_taken) if success and optimum is not None and actions_taken > 0
+                       else None),
+        "think_words": think_words,
+        "think_tokens": think_tokens,
+        "think_tokens_per_optimal_step": (think_tokens / optimum) if optimum else None,
+        "provider_reasoning_tokens": (sum(r for r in reasoning_tokens if r is not None)
+                                      if any(r is not None for r in reasoning_tokens) else None),
+        "completion_tokens": (sum(c for c in completion_tokens if c is not None)
+                              if any(c is not None for c in completion_tokens) else None),
+        "failure": failure_category(record),
+        "flags": failure_flags(record),
+        "error": bool(record.get("error")),
+    }
+
+
+def _mean(values: Iterable[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return sum(present) / len(present) if present else None
+
+
+def aggregate(per_episode: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Aggregate :func:`episode_metrics` outputs of one group of episodes."""
+    n = len(per_episode)
+    k = sum(1 for m in per_episode if m["success"])
+    low, high = wilson_interval(k, n)
+    turns = sum(m["turns"] for m in per_episode)
+    failures = Counter(m["failure"] for m in per_episode if m["failure"] is not None)
+    flag_counts = Counter(name for m in per_episode for name, on in m["flags"].items() if on)
+    return {
+        "episodes": n,
+        "successes": k,
+        "success_rate": (k / n) if n else None,
+        "success_ci95": [low, high],
+        "success_stderr": math.sqrt((k / n) * (1 - k / n) / n) if n else None,
+        "mean_reward": _mean(m["reward"] for m in per_episode),
+        "efficiency": _mean(m["efficiency"] for m in per_episode),
+        "format_error_rate": (sum(m["format_error_turns"] for m in per_episode) / turns) if turns else None,
+        "mean_turns": _mean(m["turns"] for m in per_episode),
+        "mean_actions": _mean(m["actions"] for m in per_episode),
+        "actions_per_turn": (sum(m["actions_per_turn"] * m["turns"] for m in per_episode) / turns) if turns else None,
+        "think_words_per_turn": (sum(m["think_words"] for m in per_episode) / turns) if turns else None,
+        "think_tokens_per_turn": (sum(m["think_tokens"] for m in per_episode) / turns) if turns else None,
+        "think_tokens_per_optimal_step": _mean(m["think_tokens_per_optimal_step"] for m in per_episode),
+        "provider_reasoning_tokens_per_turn": _per_turn(per_episode, "provider_reasoning_tokens"),
+        "completion_tokens_per_turn": _per_turn(per_episode, "completion_tokens"),
+        "errors": sum(1 for m in per_episode if m["error"]),
+        "failures": {c: failures[c] for c in FAILURE_CATEGORIES if failures[c]},
+        "failure_flags": {c: flag_counts[c] / n for c in FAILURE_CATEGORIES if n and flag_counts[c]},
+    }
+
+
+def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
+    reported = [m for m in per_episode if m[key] is not None]
+    turns = sum(m["turns"] for m in reported)
+    return sum(m[key] for m in reported) / turns if turns else None
+
+
+def _consistency_functions() -> tuple[Callable, Callable] | None:
+    """``ragen_eval.consistency``'s (score_episode, aggregate) once that module exists."""
+    try:
+        from ragen_eval import consistency
+    except ImportError:
+        return None
+    score, combine = getattr(consistency, "score_episode", None), getattr(consistency, "aggregate", None)
+    return (score, combine) if callable(score) and callable(combine) else None
+
+
+def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = None) -> dict[str, Any]:
+    """Per-env and overall metrics of a list of episode records.
+
+    ``overall`` pools every episode (so envs with more episodes weigh more); ``macro_success_rate``
+    is the plain mean of the per-env success rates.
+    """
+    envs = list(envs) if envs is not None else list(dict.fromkeys(r["env"] for r in records))
+    consistency = _consistency_functions()
+    per_env_metrics: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
+    per_env_consistency: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
+    for record in records:
+        env = record["env"]
+        if env not in per_env_metrics:
+            raise ValueError(f"record for env {env!r} is not among the run's envs {envs}")
+        per_env_metrics[env].append(episode_metrics(record))
+        if consistency is not None and record.get("turns"):  # an episode that never started has no thoughts
+            per_env_consistency[env].append(consistency[0](record))
+    summary: dict[str, Any] = {"per_env": {}, "overall": {}}
+    for env in envs:
+        summary["per_env"][env] = aggregate(per_env_metrics[env])
+        if consistency is not None:
+            summary["per_env"][env]["consistency"] = consistency[1](per_env_consistency[env])
+    everything = [m for env in envs for m in per_env_metrics[env]]
+    summary["overall"] = aggregate(everything)
+    rates = [summary["per_env"][e]["success_rate"] for e in envs if summary["per_env"][e]["episodes"]]
+    summary["overall"]["macro_success_rate"] = sum(rates) / len(rates) if rates else None
+    if consistency is not None:
+        summary["overall"]["consistency"] = consistency[1]([c for env in envs for c in per_env_consistency[env]])
+    return summary
+
+
+def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]],
+                      seed: int = 0) -> dict[str, Any]:
+    """Paired tests of run A against run B on the (env, seed) levels both played.
+
+    Success gets the exact McNemar test, reward the paired bootstrap; per env and overall.
+    """
+    from ragen_eval.stats import mcnemar_test, paired_bootstrap
+
+    a_by_key = {(r["env"], int(r["seed"])): r for r in records_a}
+    b_by_key = {(r["env"], int(r["seed"])): r for r in records_b}
+    shared = [key for key in a_by_key if key in b_by_key]
+    if not shared:
+        raise ValueError("the two runs share no (env, seed) levels; pairs need the same split and envs")
+    groups: dict[str, list[tuple[str, int]]] = {}
+    for key in shared:
+        groups.setdefault(key[0], []).append(key)
+    groups["overall"] = shared
+    out: dict[str, Any] = {}
+    for name, keys in groups.items():
+        sa = [bool(a_by_key[k].get("success")) for k in keys]
+        sb = [bool(b_by_key[k].get("success")) for k in keys]
+        ra = [float(a_by_key[k].get("total_reward", 0.0)) for k in keys]
+        rb = [float(b_by_key[k].get("total_reward", 0.0)) for k in keys]
+        out[name] = {
+            "pairs": len(keys),
+            "success_a": sum(sa) / len(keys),
+            "success_b": sum(sb) / len(keys),
+            "mcnemar": mcnemar_test(sa, sb).to_dict(),
+            "reward_bootstrap": paired_bootstrap(ra, rb, n_resamples=5000, seed=seed).to_dict(),
+        }
+    return out

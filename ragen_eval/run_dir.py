@@ -1,0 +1,270 @@
+"""Run directories: ``config.json``, append-only ``episodes.jsonl``, ``summary.json``.
+
+The episode file is the source of truth. Each finished episode is one JSON line, written and
+flushed in a single call, so a killed process leaves at most one partial last line; opening the
+run again cuts that line off and the episode is simply played again. Every episode is keyed by
+``(env, seed)``, which is how resume skips finished work and how merge checks that shards do not
+overlap.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from ragen_eval.config import EvalConfig
+
+CONFIG_FILE = "config.json"
+EPISODES_FILE = "episodes.jsonl"
+SUMMARY_FILE = "summary.json"
+LOCK_FILE = ".lock"
+
+
+class ConfigMismatchError(ValueError):
+    """The run directory was started with a different configuration."""
+
+
+def episode_key(record: dict[str, Any]) -> tuple[str, int]:
+    """The identity of an episode within a run: ``(env, seed)``."""
+    return (str(record["env"]), int(record["seed"]))
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that decide results, recorded in ``config.json``."""
+    from importlib import metadata
+
+    versions = {}
+    for name in ("ragen-envs", "gymnasium", "numpy", "openai", "vllm", "transformers", "torch"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def _diff(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths where two JSON values differ, for an error message a person can act on."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new), key=str):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old or key not in new:
+                out.append(f"{path}: {old.get(key, '<absent>')!r} -> {new.get(key, '<absent>')!r}")
+            else:
+                out.extend(_diff(old[key], new[key], path))
+        return out
+    return [] if old == new else [f"{prefix}: {old!r} -> {new!r}"]
+
+
+def read_episodes(path: Path) -> list[dict[str, Any]]:
+    """All complete records of an ``episodes.jsonl`` (a partial last line is ignored)."""
+    if not path.exists():
+        return []
+    records = []
+    with path.open("rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                break  # an interrupted write; the episode will be replayed
+            if line.strip():
+                records.append(json.loads(line))
+    return records
+
+
+def _cut_partial_tail(path: Path) -> None:
+    """Drop bytes after the last newline, so the next append starts on a fresh line."""
+    if not path.exists():
+        return
+    with path.open("rb+") as fh:
+        data = fh.read()
+        end = data.rfind(b"\n") + 1
+        if end != len(data):
+            fh.truncate(end)
+
+
+class RunDir:
+    """An open run directory: holds the lock, knows which episodes are done, appends new ones.
+
+    Use as a context manager; the exclusive lock stops two processes from writing the same run
+    (the OS releases it even when the holder is killed with SIGKILL).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], config: EvalConfig, *, retry_errors: bool = False):
+        self.path = Path(path)
+        self.config = config
+        self.retry_errors = retry_errors
+        self._lock: IO[str] | None = None
+        self._episodes: IO[bytes] | None = None
+        self.done: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def __enter__(self) -> RunDir:
+        self.open()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def episodes_path(self) -> Path:
+        """Path of ``episodes.jsonl``."""
+        return self.path / EPISODES_FILE
+
+    def open(self) -> None:
+        """Create or resume the directory; refuse one that holds a different config."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        self._lock = (self.path / LOCK_FILE).open("w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock.close()
+            self._lock = None
+            raise RuntimeError(f"run directory {self.path} is in use by another ragen-eval process") from None
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+
+    def _load(self) -> None:
+        self._check_or_write_config()
+        _cut_partial_tail(self.episodes_path)
+        records = read_episodes(self.episodes_path)
+        wanted = set(self.config.work_items())
+        kept: list[dict[str, Any]] = []
+        for record in records:
+            key = episode_key(record)
+            if key not in wanted:
+                raise ValueError(f"{self.episodes_path} holds episode {key}, which this config does not play")
+            if key in self.done:
+                continue  # never happens with a single writer; keep the first if it ever does
+            if self.retry_errors and record.get("error"):
+                continue
+            self.done[key] = record
+            kept.append(record)
+        if len(kept) != len(records):
+            self._rewrite(kept)
+        self._episodes = self.episodes_path.open("ab")
+
+    def _check_or_write_config(self) -> None:
+        config_path = self.path / CONFIG_FILE
+        current = {"eval_config": self.config.to_dict(), "versions": package_versions()}
+        if config_path.exists():
+            stored = json.loads(config_path.read_text())
+            old = EvalConfig.from_dict(stored["eval_config"]).identity()
+            differences = _diff(old, self.config.identity())
+            if differences:
+                raise ConfigMismatchError(
+                    f"run directory {self.path} was started with a different configuration:\n  "
+                    + "\n  ".join(differences)
+                    + "\nUse the original settings to resume, or choose another --out/--run-name."
+                )
+            return
+        _atomic_write_json(config_path, current)
+
+    def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
+        tmp = self.episodes_path.with_suffix(".jsonl.tmp")
+        with tmp.open("wb") as fh:
+            for record in records:
+                fh.write(_line(record))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.episodes_path)
+
+    def pending(self) -> list[tuple[str, int]]:
+        """(env, seed) items still to play, in the config's order."""
+        return [item for item in self.config.work_items() if item not in self.done]
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Write one finished episode as a single flushed line."""
+        if self._episodes is None:
+            raise RuntimeError("RunDir is not open")
+        key = episode_key(record)
+        if key in self.done:
+            raise ValueError(f"episode {key} is already recorded in {self.path}")
+        self._episodes.write(_line(record))
+        self._episodes.flush()
+        self.done[key] = record
+
+    def records(self) -> list[dict[str, Any]]:
+        """Finished episodes in the config's order."""
+        return [self.done[item] for item in self.config.work_items() if item in self.done]
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        """Replace ``summary.json`` atomically."""
+        _atomic_write_json(self.path / SUMMARY_FILE, summary)
+
+    def close(self) -> None:
+        """Flush, close the episode file and release the lock."""
+        if self._episodes is not None:
+            self._episodes.close()
+            self._episodes = None
+        if self._lock is not None:
+            fcntl.flock(self._lock, fcntl.LOCK_UN)
+            self._lock.close()
+            self._lock = None
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    # ensure_ascii keeps the file valid UTF-8 even when a model emits lone surrogates.
+    return (json.dumps(record, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+
+
+def _atomic_write_json(path: Path, data: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=False, allow_nan=False) + "\n")
+    os.replace(tmp, path)
+
+
+def load_run(path: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, Any]]]:
+    """Read a run directory without locking it: its config and its finished episodes (config order)."""
+    path = Path(path)
+    config_path = path / CONFIG_FILE
+    if not config_path.exists():
+        raise FileNotFoundError(f"{path} is not a ragen-eval run directory (no {CONFIG_FILE})")
+    config = EvalConfig.from_dict(json.loads(config_path.read_text())["eval_config"])
+    by_key = {episode_key(r): r for r in reversed(read_episodes(path / EPISODES_FILE))}
+    return config, [by_key[item] for item in config.work_items() if item in by_key]
+
+
+def merge_runs(shard_dirs: list[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
+    """Join the shard directories of one run into ``out`` (a complete, unsharded run).
+
+    Refuses shards of different configs, missing or repeated shards, and incomplete shards.
+    """
+    if not shard_dirs:
+        raise ValueError("merge needs at least one shard directory")
+    loaded = [(Path(d), *load_run(d)) for d in shard_dirs]
+    first_dir, first_config, _ = loaded[0]
+    if first_config.shard is None:
+        raise ValueError(f"{first_dir} is not a shard (it was run without --shard)")
+    n = first_config.shard[1]
+    base = {**first_config.identity(), "shard": None}
+    seen: dict[int, Path] = {}
+    for path, config, records in loaded:
+        if config.shard is None or config.shard[1] != n:
+            raise ValueError(f"{path} is not one of {n} shards (shard={config.shard})")
+        differences = _diff(base, {**config.identity(), "shard": None})
+        if differences:
+            raise ConfigMismatchError(f"{path} differs from {first_dir}:\n  " + "\n  ".join(differences))
+        i = config.shard[0]
+        if i in seen:
+            raise ValueError(f"shard {i}/{n} given twice: {seen[i]} and {path}")
+        seen[i] = path
+        missing = len(config.work_items()) - len(records)
+        if missing:
+            raise ValueError(f"{path} (shard {i}/{n}) is incomplete: {missing} episodes left; resume it first")
+    absent = sorted(set(range(n)) - set(seen))
+    if absent:
+        raise ValueError(f"shards {absent} of {n} are missing")
+    merged_config = EvalConfig.from_dict({**first_config.to_dict(), "shard": None})
+    out_path = Path(out)
+    if (out_path / EPISODES_FILE).exists() and read_episodes(out_path / EPISODES_FILE):
+        raise FileExistsError(f"{out_path} already holds episodes; merge into a new directory")
+    records = {episode_key(r): r for _, _, shard_records in loaded for r in shard_records}
+    with RunDir(out_path, merged_config) as run:
+        for item in merged_config.work_items():
+            run.append(records[item])
+    return out_path

@@ -1,0 +1,222 @@
+"""The async runner: play every pending (env, seed) of a run through an agent, append each episode.
+
+``concurrency`` workers pull episodes from one queue; each plays its episode turn by turn, so an
+HTTP backend sees up to ``concurrency`` requests in flight and a batching backend (vLLM) sees
+that many prompts per turn. A request that fails for good (``Completion.error``) ends only its
+episode, which is recorded with the error; the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragen_eval.agents.base import Agent, Completion
+from ragen_eval.config import EvalConfig
+from ragen_eval.metrics import summarize
+from ragen_eval.run_dir import RunDir, load_run
+
+
+@dataclass
+class RunStats:
+    """Throughput of one invocation (not stored in summary.json, which depends only on episodes)."""
+
+    episodes: int = 0
+    turns: int = 0
+    errors: int = 0
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+
+    @property
+    def turns_per_second(self) -> float:
+        """Turns finished per wall-clock second."""
+        return self.turns / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+def _usage(completion: Completion) -> dict[str, Any]:
+    return {
+        "finish_reason": completion.finish_reason,
+        "prompt_tokens": completion.prompt_tokens,
+        "completion_tokens": completion.completion_tokens,
+        "reasoning_tokens": completion.reasoning_tokens,
+    }
+
+
+def _failed_start(env: str, seed: int, error: str) -> dict[str, Any]:
+    """The record of an episode whose level could not even be built."""
+    return {"env": env, "seed": seed, "turns": [], "success": False, "total_reward": 0.0, "num_turns": 0,
+            "num_actions": 0, "end_reason": "error", "error": error}
+
+
+def _describe(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}"
+
+
+async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) -> dict[str, Any]:
+    """Play one episode to the end; return its record (with ``error`` set if it was cut short)."""
+    from ragen_envs.text import TextEpisode
+
+    try:
+        # Level generation (e.g. the Sokoban solver) can take a while; keep the event loop free.
+        episode = await asyncio.to_thread(TextEpisode, env, seed, config=config.protocol or None,
+                                          env_config=config.env_configs.get(env))
+    except Exception as err:  # a broken level must not end a multi-hour run; it is recorded instead
+        return _failed_start(env, seed, f"could not start the episode: {_describe(err)}")
+    usages: list[dict[str, Any]] = []
+    error: str | None = None
+    while not episode.done:
+        try:
+            completions = await agent.act(episode.messages, n=1, sampling=config.sampling, episode=episode)
+        except Exception as err:  # an agent bug: record it with the episode, keep the run going
+            error = f"agent raised {_describe(err)}"
+            traceback.print_exc(file=sys.stderr)
+            break
+        if not completions:
+            error = "agent returned no completion"
+            break
+        completion = completions[0]
+        if completion.error:
+            error = completion.error
+            break
+        episode.step(completion.text or "", finish_reason=completion.finish_reason,
+                     reasoning=completion.reasoning_text)
+        usages.append(_usage(completion))
+    record = episode.record()
+    for turn, usage in zip(record["turns"], usages):
+        turn["completion"] = usage
+    record["error"] = error
+    if error is not None:
+        record["end_reason"] = "error"
+    return record
+
+
+async def run_pending(agent: Agent, run: RunDir, *, progress: bool = True) -> RunStats:
+    """Play every episode the run directory still lacks, appending each as it finishes."""
+    config = run.config
+    pending = run.pending()
+    stats = RunStats()
+    queue: asyncio.Queue[tuple[str, int]] = asyncio.Queue()
+    for item in pending:
+        queue.put_nowait(item)
+    bar = _progress_bar(config, total=len(config.work_items()), initial=len(run.done), enabled=progress)
+    successes = sum(1 for r in run.done.values() if r.get("success"))
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+
+    async def worker() -> None:
+        nonlocal successes
+        while True:
+            try:
+                env, seed = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            record = await play_episode(agent, env, seed, config)
+            run.append(record)
+            stats.episodes += 1
+            stats.turns += len(record["turns"])
+            stats.errors += bool(record.get("error"))
+            successes += bool(record.get("success"))
+            if bar is not None:
+                bar.update(1)
+                elapsed = time.perf_counter() - start_wall
+                bar.set_postfix(success=f"{successes / len(run.done):.3f}", errors=stats.errors,
+                                turns_s=f"{stats.turns / elapsed:.1f}" if elapsed > 0 else "-", refresh=False)
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(min(config.concurrency, len(pending)))]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        # Stop the other workers before the run directory closes, so nothing is appended after it.
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    finally:
+        stats.wall_seconds = time.perf_counter() - start_wall
+        stats.cpu_seconds = time.process_time() - start_cpu
+        if bar is not None:
+            bar.close()
+    return stats
+
+
+def _progress_bar(config: EvalConfig, total: int, initial: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=f"{config.model} [{','.join(config.envs)}]", unit="ep",
+                dynamic_ncols=True, file=sys.stderr)
+
+
+def write_summary(run: RunDir) -> dict[str, Any]:
+    """Compute the summary from the run's episodes and write ``summary.json``."""
+    summary = build_summary(run.config, run.records())
+    run.write_summary(summary)
+    return summary
+
+
+def build_summary(config: EvalConfig, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The summary of a run: identity, completeness and metrics (a pure function of the episodes)."""
+    expected = len(config.work_items())
+    return {
+        "model": config.model,
+        "backend": config.resolved_backend(),
+        "split": config.split,
+        "envs": config.envs,
+        "episodes_per_env": config.episodes,
+        "shard": list(config.shard) if config.shard else None,
+        "episodes_done": len(records),
+        "episodes_expected": expected,
+        "complete": len(records) == expected,
+        **summarize(records, config.envs),
+    }
+
+
+def summary_of(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Recompute a run directory's summary from its ``episodes.jsonl`` (read-only)."""
+    config, records = load_run(path)
+    return build_summary(config, records)
+
+
+async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *, agent: Agent | None = None,
+                         progress: bool = True, retry_errors: bool = False) -> tuple[dict[str, Any], RunStats]:
+    """Create or resume the run at ``run_path``, play what is missing, write and return the summary.
+
+    ``agent`` overrides the one the config describes (tests, benchmarks). With
+    ``config.local_server`` the model is served by a child ``ragen-eval serve`` for the duration.
+    """
+    with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
+        if agent is not None:
+            stats = await run_pending(agent, run, progress=progress)
+        elif config.local_server:
+            from ragen_eval.local_server import local_server
+
+            with local_server(config.model, config.server_args) as url:
+                stats = await _run_with_agent(config, [url], run, progress)
+        else:
+            stats = await _run_with_agent(config, config.base_urls, run, progress)
+        return write_summary(run), stats
+
+
+async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir, progress: bool) -> RunStats:
+    from ragen_eval.agents import make_agent
+
+    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    agent = make_agent(config.resolved_backend(), config.model, base_urls=base_urls, api_key=api_key,
+                       concurrency=config.concurrency, timeout=config.timeout, max_retries=config.max_retries,
+                       requests_per_second=config.requests_per_second, seed=config.agent_seed,
+                       model_args=config.model_args)
+    try:
+        return await run_pending(agent, run, progress=progress)
+    finally:
+        await agent.aclose()
+
+
+def evaluate(config: EvalConfig, run_path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], RunStats]:
+    """Synchronous wrapper of :func:`evaluate_async`."""
+    return asyncio.run(evaluate_async(config, run_path, **kwargs))

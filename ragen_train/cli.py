@@ -1,0 +1,61 @@
+"""``ragen-train``: StarPO / StarPO-S training, and the SFT warm start.
+
+    ragen-train --config configs/bandit_starpo_s.yaml key=value ...   # RL (this module)
+    ragen-train sft --model tiny --env bandit --mode format ...        # SFT (ragen_train.sft)
+    torchrun --nproc_per_node 2 -m ragen_train.cli --config FILE       # DDP (gloo on CPU, NCCL on GPU)
+
+``key=value`` overrides any field of :class:`ragen_train.config.TrainConfig` (dotted keys reach into
+``env_config`` and ``protocol``); ``--help-config`` lists them all with their defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ragen_train.config import config_help, load_config
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Arguments of the RL entry point."""
+    parser = argparse.ArgumentParser(
+        prog="ragen-train", description=__doc__.split("\n\n")[0],
+        epilog="Subcommand: `ragen-train sft --help` for the supervised warm start.")
+    parser.add_argument("--config", default=None, help="YAML file of TrainConfig fields (see configs/)")
+    parser.add_argument("--help-config", action="store_true", help="list every config key with default and help")
+    parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+    parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides; they win over the file")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ragen-train`` console script."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "sft":
+        from ragen_train import sft
+
+        return sft.main(argv[1:])
+    args = build_parser().parse_args(argv)
+    if args.help_config:
+        print(config_help())
+        return 0
+    try:
+        config = load_config(args.config, args.overrides)
+    except (ValueError, TypeError, FileNotFoundError) as exc:
+        print(f"ragen-train: error: {exc}", file=sys.stderr)
+        return 2
+    if args.print_config:
+        import yaml
+
+        print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
+        return 0
+    from ragen_train.trainer import train
+
+    run_dir = train(config)
+    print(f"run directory: {run_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

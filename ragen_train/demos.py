@@ -1,0 +1,220 @@
+"""Demonstration episodes for the SFT warm start, played through the text protocol.
+
+Each demonstration is a real :class:`~ragen_envs.text.TextEpisode`: the responses are written by a
+scripted player in the protocol's ``<think>...</think><answer>...</answer>`` format, with a
+templated thought that describes the state it sees, and the environment judges them exactly as it
+judges a model. Two players:
+
+- ``oracle``: the best move from the level's certificate or a planner on the true state
+  (Sokoban: the certified optimal solution; FrozenLake: finite-horizon value iteration, replanned
+  every turn; Bandit: the arm with the highest expected reward).
+- ``format``: uniformly random valid actions, so a model from scratch learns the format, the action
+  names and the turn structure without being handed the policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ragen_envs.text import ProtocolConfig, TextEpisode
+
+DEMO_MODES = ("oracle", "format")
+
+
+@dataclass(frozen=True)
+class DemoConfig:
+    """Which demonstrations to play: the game, the player, how many and from which seeds."""
+
+    env: str = "bandit"
+    """Preset name or Gymnasium id of the game (``bandit``, ``frozenlake``, ``simple_sokoban``, ...)."""
+    mode: str = "format"
+    """``oracle`` (certificate/planner play) or ``format`` (random valid actions)."""
+    num_episodes: int = 256
+    """Episodes to play."""
+    seed: int = 0
+    """Seed of the demo set: picks the level seeds and the format player's random actions."""
+    successful_only: bool = False
+    """Keep only episodes that end in success (sensible for ``oracle`` on games with slipping)."""
+    protocol: dict[str, Any] = field(default_factory=dict)
+    """``ProtocolConfig`` fields overriding the defaults (RAGEN's protocol)."""
+    env_config: dict[str, Any] = field(default_factory=dict)
+    """Game config fields overriding the preset's."""
+
+    def __post_init__(self) -> None:
+        if self.mode not in DEMO_MODES:
+            raise ValueError(f"mode must be one of {DEMO_MODES}, got {self.mode!r}")
+        if isinstance(self.num_episodes, bool) or not isinstance(self.num_episodes, int) or self.num_episodes < 1:
+            raise ValueError(f"num_episodes must be a positive int, got {self.num_episodes!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+
+@dataclass
+class Demo:
+    """One played demonstration: the full chat (system, user, assistant, ...) and the episode record."""
+
+    messages: list[dict[str, str]]
+    record: dict[str, Any]
+
+
+def play_demos(config: DemoConfig) -> list[Demo]:
+    """Play ``config.num_episodes`` demonstrations (fewer kept if ``successful_only`` drops some).
+
+    Level seeds are drawn from ``np.random.default_rng(config.seed)`` in the train split's range,
+    so a demo set never shares levels with the val/test splits of ``ragen_envs.splits``.
+    """
+    return list(iter_demos(config))
+
+
+def iter_demos(config: DemoConfig) -> Iterator[Demo]:
+    """Generator form of :func:`play_demos`."""
+    from ragen_envs.splits import SPLIT_SIZE
+
+    protocol = ProtocolConfig.from_dict(config.protocol)
+    rng = np.random.default_rng(config.seed)
+    level_seeds = rng.choice(SPLIT_SIZE, size=config.num_episodes, replace=False)
+    for level_seed in level_seeds:
+        episode = TextEpisode(config.env, int(level_seed), protocol, config.env_config or None)
+        play_episode(episode, config.mode, rng)
+        if config.successful_only and not episode.success:
+            continue
+        yield Demo(messages=episode.history, record=episode.record())
+
+
+def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator) -> None:
+    """Play ``episode`` to the end with the ``oracle`` or ``format`` player, in place."""
+    if mode not in DEMO_MODES:
+        raise ValueError(f"mode must be one of {DEMO_MODES}, got {mode!r}")
+    while not episode.done:
+        if mode == "oracle":
+            actions = oracle_turn_actions(episode)
+        else:
+            actions = random_turn_actions(episode, rng)
+        episode.step(render_response(episode, actions))
+
+
+def _turn_budget(episode: TextEpisode) -> int:
+    """Actions this turn may use: spread the episode's remaining actions over the remaining turns."""
+    config = episode.config
+    turns_left = max(config.max_turns - episode.turn, 1)
+    per_turn = -(-episode.actions_left // turns_left)  # ceil: never leave actions unused at the end
+    return max(1, min(config.max_actions_per_turn, per_turn, episode.actions_left))
+
+
+def random_turn_actions(episode: TextEpisode, rng: np.random.Generator) -> list[str]:
+    """Between one and the turn's budget of uniformly random action names (the ``format`` player)."""
+    names = episode.game.action_names
+    count = int(rng.integers(1, _turn_budget(episode) + 1))
+    return [names[int(i)] for i in rng.integers(0, len(names), size=count)]
+
+
+def oracle_turn_actions(episode: TextEpisode) -> list[str]:
+    """The oracle's actions for the current turn, computed from the true state and the certificate."""
+    state = episode.game.state_dict()
+    game = state.get("game")
+    names = episode.game.action_names
+    if game == "bandit":
+        best = max(range(len(state["arms"])), key=lambda i: state["arms"][i]["expected_reward"])
+        return [names[best]]
+    if game == "frozenlake":
+        return [names[a] for a in _frozenlake_plan(episode, state)]
+    if game == "sokoban":
+        return [names[a] for a in _sokoban_plan(episode)]
+    raise ValueError(f"no oracle for game {game!r}")
+
+
+def _frozenlake_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
+    """Value-iteration actions for this turn, followed along the no-slip path from the true position.
+
+    Replanning every turn from the true position makes up for slips between turns; within a turn
+    the actions go out together, so the plan assumes each intended move succeeds.
+    """
+    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel
+    from ragen_envs.frozen_lake.planning import value_iteration
+
+    level = FrozenLakeLevel(tuple(state["rows"]))
+    cfg = episode.env_config
+    steps_left = episode.actions_left
+    table = value_iteration(level, is_slippery=bool(cfg.get("is_slippery", True)),
+                            success_rate=float(cfg.get("success_rate", 1.0 / 3.0)), horizon=steps_left)
+    position = tuple(state["player"])
+    plan: list[int] = []
+    for _ in range(_turn_budget(episode)):
+        action = table.action(position, _quickest_horizon(table.success_prob, position, steps_left - len(plan)))
+        if action < 0:  # on the goal or a hole: nothing left to do
+            break
+        plan.append(action)
+        dr, dc = MOVES[action]
+        row = min(max(position[0] + dr, 0), level.height - 1)
+        col = min(max(position[1] + dc, 0), level.width - 1)
+        position = (row, col)
+        if level.rows[row][col] in "GH":
+            break
+    return plan or [0]
+
+
+def _quickest_horizon(success_prob: np.ndarray, position: tuple[int, int], steps_left: int) -> int:
+    """The fewest steps that still reach the best success probability from ``position``.
+
+    Many actions tie for the best probability with steps to spare (bumping a wall wastes a step
+    at no cost); planning with the shortest sufficient horizon makes the oracle take the quickest
+    route instead.
+    """
+    column = success_prob[: steps_left + 1, position[0], position[1]]
+    return int(np.argmax(column >= column[-1] - 1e-9))
+
+
+def _sokoban_plan(episode: TextEpisode) -> list[int]:
+    """The next actions of the certified optimal solution, as many per turn as allowed.
+
+    Sokoban is deterministic, so the solution is replayed blind; full turns keep episodes short.
+    """
+    solution = _certificate_solution(episode.certificate)
+    done = episode.num_actions
+    per_turn = min(episode.config.max_actions_per_turn, episode.actions_left)
+    return list(solution[done: done + per_turn]) or [0]
+
+
+def _certificate_solution(certificate: dict[str, Any] | None) -> Sequence[int]:
+    """The action ids of a Sokoban certificate's optimal solution."""
+    actions = (certificate or {}).get("actions")
+    if actions is None:
+        raise ValueError(f"the Sokoban certificate has no 'actions' list; keys: {sorted(certificate or {})}")
+    return [int(a) for a in actions]
+
+
+def render_response(episode: TextEpisode, actions: Sequence[str]) -> str:
+    """The templated reply: a thought describing the visible state, then the answer."""
+    separator = f" {episode.config.action_separator} "
+    answer = f"<answer>{separator.join(actions)}</answer>"
+    if not episode.config.think:
+        return answer
+    return f"<think>{describe_state(episode)} I will go {', '.join(actions)}.</think>{answer}"
+
+
+def describe_state(episode: TextEpisode) -> str:
+    """One templated sentence naming what the observation shows (positions in the prompt's coordinates)."""
+    state = episode.game.state_dict()
+    base = episode.config.coordinate_base
+
+    def at(cell: Sequence[int]) -> str:
+        return f"({cell[0] + base}, {cell[1] + base})"
+
+    game = state.get("game")
+    if game == "sokoban":
+        boxes = ", ".join(at(b) for b in state["boxes"])
+        targets = ", ".join(at(t) for t in state["targets"])
+        return f"I am at {at(state['player'])}, the box is at {boxes} and the target at {targets}."
+    if game == "frozenlake":
+        return f"I am at {at(state['player'])} and the goal is at {at(state['goal'])}."
+    if game == "bandit":
+        return f"The arms are {' and '.join(arm['name'] for arm in state['arms'])}."
+    raise ValueError(f"no state description for game {game!r}")

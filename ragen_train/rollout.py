@@ -1,0 +1,295 @@
+"""Rollouts: P initial states x N responses, played through the text protocol, as token sequences.
+
+Each episode becomes one token sequence built turn by turn:
+
+    [prompt of turn 1] [response 1] [template end + user turn 2 + assistant header] [response 2] ...
+     mask 0             mask 1       mask 0                                          mask 1
+
+The loss mask is made here, once, and is 1 exactly on the tokens the model sampled (including the
+stop token it sampled, so it learns to stop). The environment's part of the sequence comes from the
+tokenizer's own chat template: the chat is rendered with a placeholder where the newest assistant
+reply goes, and the text after the placeholder is the environment's next contribution. Nothing here
+knows any model family's markers. The model generates from exactly the ids stored, so the
+log-probabilities recomputed at training time are those of the sampled text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+#: Stands in for the assistant's reply while rendering the chat template; split on it.
+_SLOT = "\u2063RAGEN_REPLY_SLOT\u2063"
+
+
+@dataclass
+class Trajectory:
+    """One episode as one token sequence, with its loss mask and per-token rewards."""
+
+    group: int
+    input_ids: list[int] = field(default_factory=list)
+    loss_mask: list[int] = field(default_factory=list)  # 1 on model-sampled tokens
+    turn_ids: list[int] = field(default_factory=list)  # turn index on sampled tokens, -1 elsewhere
+    rewards: list[float] = field(default_factory=list)  # turn reward + penalty on the turn's last sampled token
+    response_tokens: list[int] = field(default_factory=list)  # sampled tokens per turn
+    overflowed: bool = False  # ran out of max_seq_len; later turns were played with empty replies
+    record: dict[str, Any] = field(default_factory=dict)  # the episode record (ragen_envs.text)
+
+    @property
+    def episode_reward(self) -> float:
+        """Sum of turn rewards and penalties (equals the record's ``total_reward``)."""
+        return float(self.record.get("total_reward", sum(self.rewards)))
+
+    @property
+    def success(self) -> bool:
+        """Whether the game was won."""
+        return bool(self.record.get("success", False))
+
+    def _append(self, ids: Sequence[int], turn: int | None) -> None:
+        self.input_ids.extend(ids)
+        self.loss_mask.extend([0 if turn is None else 1] * len(ids))
+        self.turn_ids.extend([-1 if turn is None else turn] * len(ids))
+        self.rewards.extend([0.0] * len(ids))
+
+    def _add_reward(self, reward: float) -> None:
+        """Put a turn's reward on the last sampled token so far (GAE reads rewards there)."""
+        last = max((i for i, m in enumerate(self.loss_mask) if m), default=None)
+        if last is None:
+            raise RuntimeError("a turn reward arrived before any token was sampled")
+        self.rewards[last] += reward
+
+
+@dataclass
+class RolloutBatch:
+    """Trajectories of ``P`` groups x ``N`` members, in group-major order."""
+
+    trajectories: list[Trajectory]
+    num_groups: int
+    group_size: int
+
+    def group_rewards(self) -> np.ndarray:
+        """Raw episode rewards as a ``[P, N]`` array (the filter's input)."""
+        out = np.zeros((self.num_groups, self.group_size))
+        counts = np.zeros(self.num_groups, dtype=int)
+        for traj in self.trajectories:
+            out[traj.group, counts[traj.group]] = traj.episode_reward
+            counts[traj.group] += 1
+        return out
+
+    def select(self, groups: Sequence[int]) -> RolloutBatch:
+        """The trajectories of the given groups only (group numbers unchanged)."""
+        keep = set(groups)
+        return RolloutBatch([t for t in self.trajectories if t.group in keep], self.num_groups, self.group_size)
+
+    def to_tensors(self, pad_id: int) -> dict[str, torch.Tensor]:
+        """Right-padded ``[B, T]`` tensors: input_ids, attention_mask, loss_mask, turn_ids, rewards; plus
+        ``[B]`` scores (episode rewards) and group ids, and ``[B, K]`` turn rewards and turn mask."""
+        if not self.trajectories:
+            raise ValueError("no trajectories to collate (did the filter drop every group?)")
+        width = max(len(t.input_ids) for t in self.trajectories)
+        turns = max(1, max(len(t.response_tokens) for t in self.trajectories))
+        b = len(self.trajectories)
+        out = {
+            "input_ids": torch.full((b, width), pad_id, dtype=torch.long),
+            "attention_mask": torch.zeros((b, width), dtype=torch.long),
+            "loss_mask": torch.zeros((b, width), dtype=torch.long),
+            "turn_ids": torch.full((b, width), -1, dtype=torch.long),
+            "rewards": torch.zeros((b, width)),
+            "turn_rewards": torch.zeros((b, turns)),
+            "turn_mask": torch.zeros((b, turns), dtype=torch.long),
+            "scores": torch.zeros(b, dtype=torch.float64),
+            "group_ids": torch.zeros(b, dtype=torch.long),
+        }
+        for i, t in enumerate(self.trajectories):
+            n = len(t.input_ids)
+            out["input_ids"][i, :n] = torch.tensor(t.input_ids)
+            out["attention_mask"][i, :n] = 1
+            out["loss_mask"][i, :n] = torch.tensor(t.loss_mask)
+            out["turn_ids"][i, :n] = torch.tensor(t.turn_ids)
+            out["rewards"][i, :n] = torch.tensor(t.rewards)
+            out["scores"][i] = t.episode_reward
+            out["group_ids"][i] = t.group
+            for k in range(len(t.response_tokens)):
+                out["turn_rewards"][i, k] = sum(r for r, tid in zip(t.rewards, t.turn_ids) if tid == k)
+                out["turn_mask"][i, k] = 1
+        return out
+
+
+def render_chat(tokenizer: Any, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
+    """The chat as text through the tokenizer's own template."""
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+
+def encode_text(tokenizer: Any, text: str) -> list[int]:
+    """Token ids of template text; the template already placed any BOS, so none is added."""
+    return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+def env_turn_text(tokenizer: Any, before: list[dict[str, str]], after: list[dict[str, str]]) -> str:
+    """Text the chat template puts after the newest assistant reply: its end marker, the next user
+    message and the next generation prompt.
+
+    ``before`` is the chat the reply answered (ending with a user message); ``after`` is the chat
+    now (``before`` + the reply + the next user message). Raises ValueError when the template does
+    not render ``after`` as an extension of ``before`` (e.g. it rewrites earlier turns), because
+    then no single token sequence can hold the whole episode.
+    """
+    n = len(before)
+    if after[:n] != before or len(after) < n + 1 or after[n].get("role") != "assistant":
+        raise ValueError("the episode's new chat does not extend the previous one by an assistant reply "
+                         "(use the protocol's context='full' for training)")
+    slotted = [*before, {"role": "assistant", "content": _SLOT}, *after[n + 1:]]
+    text = render_chat(tokenizer, slotted, add_generation_prompt=True)
+    head, sep, tail = text.partition(_SLOT)
+    if not sep:
+        raise ValueError("the chat template dropped the assistant reply; cannot locate the response in the chat")
+    if head != render_chat(tokenizer, before, add_generation_prompt=True):
+        raise ValueError("the chat template renders a conversation differently once it grows (the generation "
+                         "prompt is not a prefix of the rendered reply); multi-turn training needs a "
+                         "prefix-stable template")
+    return tail
+
+
+def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
+    """Every id that ends a reply: the tokenizer's EOS and the model's generation-config EOS list."""
+    ids: set[int] = set()
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    gen_eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    if isinstance(gen_eos, int):
+        ids.add(gen_eos)
+    elif gen_eos:
+        ids.update(int(i) for i in gen_eos)
+    if not ids:
+        raise ValueError("neither the tokenizer nor the model defines an EOS token; replies could never stop")
+    return sorted(ids)
+
+
+@torch.no_grad()
+def generate(
+    model: Any,
+    tokenizer: Any,
+    prompts: list[list[int]],
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    top_p: float = 1.0,
+    batch_size: int = 64,
+    stop_ids: Sequence[int],
+) -> list[list[int]]:
+    """Sample one reply per prompt with ``model.generate`` (left-padded batches, KV cache).
+
+    Each reply is cut after its first stop token (kept: the model sampled it). ``temperature=0`` is
+    greedy decoding.
+    """
+    device = next(model.parameters()).device
+    pad = tokenizer.pad_token_id
+    stops = set(stop_ids)
+    replies: list[list[int]] = []
+    for start in range(0, len(prompts), batch_size):
+        chunk = prompts[start:start + batch_size]
+        width = max(len(p) for p in chunk)
+        ids = torch.full((len(chunk), width), pad, dtype=torch.long)
+        attn = torch.zeros((len(chunk), width), dtype=torch.long)
+        for i, p in enumerate(chunk):
+            ids[i, width - len(p):] = torch.tensor(p)
+            attn[i, width - len(p):] = 1
+        sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0} if temperature > 0 \
+            else {"do_sample": False}
+        out = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), max_new_tokens=max_new_tokens,
+                             eos_token_id=list(stop_ids), pad_token_id=pad, use_cache=True, **sampling)
+        for row in out[:, width:].tolist():
+            cut = next((i + 1 for i, tok in enumerate(row) if tok in stops), len(row))
+            replies.append(row[:cut])
+    return replies
+
+
+def rollout(
+    model: Any,
+    tokenizer: Any,
+    env: str,
+    seeds: Sequence[int],
+    *,
+    group_size: int,
+    protocol: dict[str, Any] | None = None,
+    env_config: dict[str, Any] | None = None,
+    max_new_tokens: int = 128,
+    max_seq_len: int = 4096,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    batch_size: int = 64,
+    generation_seed: int = 0,
+) -> RolloutBatch:
+    """Play ``len(seeds)`` groups of ``group_size`` episodes each (members of a group share the seed).
+
+    ``model`` is a causal LM with ``generate`` (unwrap DDP first). Sampling draws from a torch RNG
+    seeded with ``generation_seed`` inside a fork, so the caller's global RNG is left untouched and
+    the same seed reproduces the same rollouts.
+    """
+    from ragen_envs.text import EpisodeBatch
+
+    if group_size < 1 or not seeds:
+        raise ValueError(f"need at least one seed and group_size >= 1, got {len(seeds)} seeds, group_size {group_size}")
+    protocol = dict(protocol or {})
+    if protocol.get("context", "full") != "full":
+        raise ValueError("training needs the protocol's context='full': every turn extends one token sequence")
+    all_seeds = [int(s) for s in seeds for _ in range(group_size)]
+    batch = EpisodeBatch(env, all_seeds, config=protocol, env_config=env_config)
+    trajs = [Trajectory(group=i // group_size) for i in range(len(all_seeds))]
+    stops = stop_token_ids(tokenizer, model)
+    chats: list[list[dict[str, str]]] = []
+    for traj, episode in zip(trajs, batch.episodes):
+        chat = episode.messages
+        traj._append(encode_text(tokenizer, render_chat(tokenizer, chat, add_generation_prompt=True)), None)
+        if len(traj.input_ids) >= max_seq_len:
+            raise ValueError(f"the first prompt of {env} is {len(traj.input_ids)} tokens, more than "
+                             f"max_seq_len={max_seq_len}")
+        chats.append(chat)
+
+    devices = [torch.cuda.current_device()] if next(model.parameters()).is_cuda else []
+    with torch.random.fork_rng(devices=devices):
+        torch.manual_seed(generation_seed)
+        turn = 0
+        while not batch.done:
+            active = batch.active
+            live = [i for i in active if not trajs[i].overflowed]
+            replies = generate(model, tokenizer, [trajs[i].input_ids for i in live], max_new_tokens=max_new_tokens,
+                               temperature=temperature, top_p=top_p, batch_size=batch_size, stop_ids=stops)
+            texts, finishes = {}, {}
+            for i, reply in zip(live, replies):
+                room = max_seq_len - len(trajs[i].input_ids)
+                finished = bool(reply) and reply[-1] in stops
+                reply = reply[:room]
+                finished = finished and len(reply) > 0 and reply[-1] in stops
+                trajs[i]._append(reply, turn)
+                trajs[i].response_tokens.append(len(reply))
+                texts[i] = tokenizer.decode(reply, skip_special_tokens=True)
+                finishes[i] = None if finished else "length"
+            for i in active:
+                if trajs[i].overflowed:
+                    texts[i], finishes[i] = "", "length"
+            records = batch.step([texts[i] for i in active], finish_reasons=[finishes[i] for i in active])
+            for i, record in zip(active, records):
+                traj, episode = trajs[i], batch.episodes[i]
+                traj._add_reward(float(record["reward"]) + float(record["penalty"]))
+                if episode.done or traj.overflowed:
+                    continue
+                tail = env_turn_text(tokenizer, chats[i], episode.messages)
+                if traj.loss_mask[-1] and traj.input_ids[-1] in stops:
+                    sampled_stop = tokenizer.convert_ids_to_tokens(traj.input_ids[-1])
+                    if tail.startswith(sampled_stop):
+                        tail = tail[len(sampled_stop):]  # the model already sampled the template's end marker
+                ids = encode_text(tokenizer, tail)
+                if len(traj.input_ids) + len(ids) >= max_seq_len:
+                    traj.overflowed = True
+                else:
+                    traj._append(ids, None)
+                chats[i] = episode.messages
+            turn += 1
+    for traj, record in zip(trajs, batch.records()):
+        traj.record = record
+    return RolloutBatch(trajs, num_groups=len(seeds), group_size=group_size)

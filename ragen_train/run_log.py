@@ -1,0 +1,95 @@
+"""Per-step metrics of a training run: ``metrics.jsonl``, ``metrics.csv`` and ``metrics.png``."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+#: Panels of metrics.png: (title, metric keys drawn in it).
+PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("success", ("success", "eval/success")),
+    ("reward", ("reward_mean", "reward_std", "in_group_std")),
+    ("kept fraction", ("kept_fraction",)),
+    ("entropy", ("entropy",)),
+    ("grad norm", ("grad_norm_actor", "grad_norm_critic")),
+    ("clip fraction", ("clip_fraction",)),
+    ("approx KL", ("approx_kl", "kl_ref")),
+    ("value loss", ("value_loss",)),
+    ("lengths", ("think_words", "response_tokens")),
+    ("format errors", ("format_error_rate",)),
+)
+
+
+class MetricsLog:
+    """Appends one row per step to JSONL and CSV; on resume from step s, drops the rows after s (they are redone)."""
+
+    def __init__(self, run_dir: str | Path, start_step: int = 0) -> None:
+        self.run_dir = Path(run_dir)
+        self.jsonl = self.run_dir / "metrics.jsonl"
+        self.csv = self.run_dir / "metrics.csv"
+        self.rows = [r for r in read_metrics(self.jsonl) if r["step"] <= start_step]
+        self._rewrite()
+
+    def log(self, row: dict[str, Any]) -> None:
+        """Append one step's metrics (must hold ``step``)."""
+        if "step" not in row:
+            raise ValueError("a metrics row needs a 'step'")
+        self.rows.append(row)
+        with self.jsonl.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        self._write_csv()
+
+    def _rewrite(self) -> None:
+        self.jsonl.write_text("".join(json.dumps(r) + "\n" for r in self.rows))
+        self._write_csv()
+
+    def _write_csv(self) -> None:
+        keys: list[str] = []
+        for row in self.rows:
+            keys.extend(k for k in row if k not in keys)
+        with self.csv.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=keys)
+            writer.writeheader()
+            writer.writerows(self.rows)
+
+
+def read_metrics(path: str | Path) -> list[dict[str, Any]]:
+    """Rows of a ``metrics.jsonl`` (empty if it does not exist)."""
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def plot_metrics(rows: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:
+    """Draw the :data:`PLOT_PANELS` of ``rows`` against step into a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = 5
+    panels = len(PLOT_PANELS)
+    fig, axes = plt.subplots(math.ceil(panels / cols), cols, figsize=(4 * cols, 3 * math.ceil(panels / cols)))
+    for ax, (name, keys) in zip(axes.flat, PLOT_PANELS):
+        for key in keys:
+            points = [(r["step"], r[key]) for r in rows if r.get(key) is not None]
+            if points:
+                ax.plot(*zip(*points), marker="." if len(points) < 30 else None, label=key)
+        ax.set_title(name)
+        ax.set_xlabel("step")
+        if len(keys) > 1 and ax.get_lines():
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[panels:]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    out = Path(out)
+    fig.savefig(out, dpi=80)
+    plt.close(fig)
+    return out

@@ -1,0 +1,481 @@
+"""The StarPO / StarPO-S training loop, top to bottom.
+
+One step:
+
+1. **rollout**: P fresh initial states x N sampled episodes each, through the text protocol
+   (:func:`ragen_train.rollout.rollout`); every rank plays its share of the groups.
+2. **filter**: keep the groups whose raw rewards disagree most (:mod:`ragen_train.filtering`).
+3. **score**: log-probs of the sampled tokens under the rollout policy (and the reference, for
+   KL), critic values; then advantages (:mod:`ragen_train.advantages`).
+4. **update**: PPO epochs over shuffled mini-batches, micro-batches accumulated, the clipped
+   surrogate + entropy + KL + clipped value loss (:mod:`ragen_train.loss`), gradients clipped,
+   AdamW step. Under ``torchrun`` the mini-batch is split over ranks and DDP averages gradients;
+   losses are divided by the *global* token count so the update equals the one-process update.
+5. **log**: metrics row, collapse alert, periodic evaluation, checkpoint.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ragen_train.advantages import (
+    broadcast_to_tokens,
+    grpo_advantages,
+    masked_whiten,
+    token_gae,
+    tokens_to_turns,
+    turn_gae,
+    turns_to_tokens,
+)
+from ragen_train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, set_rng_state
+from ragen_train.collapse import CollapseMonitor
+from ragen_train.config import TrainConfig, save_config
+from ragen_train.distributed import (
+    DistInfo,
+    all_gather_objects,
+    all_reduce_sum,
+    barrier,
+    broadcast_object,
+    init_distributed,
+    shutdown,
+)
+from ragen_train.filtering import select_groups
+from ragen_train.loss import (
+    aggregate,
+    entropy_from_logits,
+    kl_penalty,
+    policy_loss,
+    shift_right,
+    token_logprobs,
+    value_loss,
+)
+from ragen_train.policy import ActorCritic, load_policy, load_reference, load_tokenizer
+from ragen_train.rollout import RolloutBatch, Trajectory, rollout
+from ragen_train.run_log import MetricsLog, plot_metrics
+
+
+def step_seeds(config: TrainConfig, step: int) -> list[int]:
+    """The P training-split seeds of ``step``: fresh every step, disjoint across run seeds (< 100)."""
+    from ragen_envs import split_seeds
+
+    per_run = 1_000_000  # levels reserved per run seed: far more than P x total_steps
+    start = (config.seed * per_run + step * config.env_groups) % (100_000_000 - config.env_groups)
+    return split_seeds("train", config.env_groups, start=start)
+
+
+def derived_seed(*parts: int) -> int:
+    """A 31-bit seed mixed from integers (run seed, step, rank, purpose)."""
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+# ---------------------------------------------------------------------------------------------
+# Steps 1-2: rollout and filter
+
+
+def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, info: DistInfo) -> RolloutBatch:
+    """Play this step's groups (each rank its share) and return the whole batch on every rank."""
+    seeds = step_seeds(config, step)
+    mine = list(range(info.rank, config.env_groups, info.world_size))
+    local: list[Trajectory] = []
+    if mine:
+        batch = rollout(model, tokenizer, config.env, [seeds[g] for g in mine], group_size=config.group_size,
+                        protocol=config.protocol, env_config=config.env_config,
+                        max_new_tokens=config.max_new_tokens, max_seq_len=config.max_seq_len,
+                        temperature=config.temperature, top_p=config.top_p,
+                        batch_size=config.rollout_batch_size,
+                        generation_seed=derived_seed(config.seed, step, info.rank, 1))
+        for traj in batch.trajectories:
+            traj.group = mine[traj.group]
+            local.append(traj)
+    everything = [t for part in all_gather_objects(info, local) for t in part]
+    everything.sort(key=lambda t: t.group)  # stable: members keep their order
+    return RolloutBatch(everything, config.env_groups, config.group_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 3: score the batch and compute advantages
+
+
+@torch.no_grad()
+def forward_scores(
+    policy: ActorCritic,
+    reference: nn.Module | None,
+    data: dict[str, torch.Tensor],
+    config: TrainConfig,
+    info: DistInfo,
+) -> None:
+    """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``.
+
+    Each rank scores every ``world_size``-th sequence; the results are gathered so that every
+    rank holds the whole batch.
+    """
+    batch = data["input_ids"].shape[0]
+    mine = list(range(info.rank, batch, info.world_size))
+    parts: dict[str, list[tuple[int, torch.Tensor]]] = {"old_logprobs": [], "old_values": [], "ref_logprobs": []}
+    policy.eval()
+    for start in range(0, len(mine), config.micro_batch_size):
+        idx = mine[start:start + config.micro_batch_size]
+        ids, attn = _trimmed(data, idx, info.device)
+        logits, values = policy(ids, attn, with_values=config.uses_critic)
+        lp = token_logprobs(logits, ids).cpu()
+        parts["old_logprobs"].extend(zip(idx, lp))
+        if values is not None:
+            parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
+        if reference is not None:
+            ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False).logits
+            parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids).cpu()))
+    policy.train()
+    width = data["input_ids"].shape[1]
+    for key, rows in parts.items():
+        rows = [r for part in all_gather_objects(info, rows) for r in part]
+        if not rows:
+            continue
+        full = torch.zeros(batch, width)
+        for i, row in rows:
+            full[i, :row.shape[0]] = row
+        data[key] = full * data["loss_mask"]
+
+
+def compute_advantages(data: dict[str, torch.Tensor], config: TrainConfig) -> None:
+    """Add ``advantages`` (and ``returns`` when there is a critic) to ``data``."""
+    mask = data["loss_mask"]
+    if config.advantage_estimator == "gae":
+        adv, ret = token_gae(data["rewards"], data["old_values"], mask, config.gamma, config.lam)
+    elif config.advantage_estimator == "gae-turn":
+        turns = data["turn_rewards"].shape[1]
+        turn_values = tokens_to_turns(data["old_values"], data["turn_ids"], turns)
+        turn_adv, turn_ret = turn_gae(data["turn_rewards"], turn_values, data["turn_mask"], config.gamma, config.lam)
+        adv = turns_to_tokens(turn_adv, data["turn_ids"])
+        ret = turns_to_tokens(turn_ret, data["turn_ids"])
+    else:
+        per_seq = grpo_advantages(data["scores"], data["group_ids"],
+                                  scale_by_std=config.advantage_estimator == "grpo", eps=config.norm_adv_eps)
+        adv, ret = broadcast_to_tokens(per_seq, mask), None
+    if config.whiten_advantages and config.uses_critic:
+        adv = masked_whiten(adv, mask)
+    data["advantages"] = adv.float()
+    if ret is not None:
+        data["returns"] = ret.float()
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 4: the PPO update
+
+
+@dataclass
+class UpdateStats:
+    """Token-weighted means over one update (all epochs, all mini-batches, all ranks)."""
+
+    policy_loss: float
+    value_loss: float | None
+    entropy: float
+    clip_fraction: float
+    clip_fraction_high: float
+    approx_kl: float
+    kl_ref: float | None
+    grad_norm_actor: float
+    grad_norm_critic: float | None
+    tokens: int  # tokens processed per epoch, padding excluded
+
+
+def ppo_update(
+    model: nn.Module,
+    policy: ActorCritic,
+    optimizer: torch.optim.Optimizer,
+    data: dict[str, torch.Tensor],
+    config: TrainConfig,
+    info: DistInfo,
+    shuffle_seed: int,
+) -> UpdateStats:
+    """PPO epochs over ``data`` (the whole filtered batch, identical on every rank).
+
+    ``model`` is ``policy`` or its DDP wrapper. Each mini-batch is split over ranks; each rank runs
+    the same number of micro-batches (a rank short of sequences runs a zero-mask one), gradients
+    are synchronised once per mini-batch, and every loss is divided by the mini-batch's global
+    count, so one optimizer step equals the one-process step on the same mini-batch.
+    """
+    batch = data["input_ids"].shape[0]
+    mini = min(config.ppo_mini_batch_size, batch)
+    gen = torch.Generator().manual_seed(shuffle_seed)
+    totals = torch.zeros(8, dtype=torch.float64)  # pg, vf, ent, clip, clip_high, akl, kl_ref, tokens
+    norms_actor, norms_critic = [], []
+    for _ in range(config.ppo_epochs):
+        order = torch.randperm(batch, generator=gen).tolist()
+        for start in range(0, batch, mini):
+            chunk = order[start:start + mini]
+            count = float(data["loss_mask"][chunk].sum()) if config.loss_agg_mode == "token-mean" else float(len(chunk))
+            mine = chunk[info.rank::info.world_size]
+            steps = math.ceil(math.ceil(len(chunk) / info.world_size) / config.micro_batch_size)
+            optimizer.zero_grad(set_to_none=True)
+            for k in range(steps):
+                idx = mine[k * config.micro_batch_size:(k + 1) * config.micro_batch_size]
+                real = bool(idx)
+                idx = idx or chunk[:1]  # placeholder rows; their mask is zeroed below
+                sync = k == steps - 1 or not info.distributed
+                with contextlib.nullcontext() if sync else model.no_sync():
+                    loss, parts = _micro_loss(model, data, idx, real, count, config, info)
+                    loss.backward()
+                totals += parts
+            norms_actor.append(float(nn.utils.clip_grad_norm_(policy.actor_parameters(), config.grad_clip)))
+            if config.uses_critic:
+                norms_critic.append(float(nn.utils.clip_grad_norm_(policy.critic_parameters(), config.grad_clip)))
+            optimizer.step()
+    all_reduce_sum(info, totals)
+    tokens = max(float(totals[7]), 1.0)
+    n_mini = config.ppo_epochs * math.ceil(batch / mini)
+    return UpdateStats(
+        policy_loss=float(totals[0]) / n_mini,
+        value_loss=float(totals[1]) / n_mini if config.uses_critic else None,
+        entropy=float(totals[2]) / tokens,
+        clip_fraction=float(totals[3]) / tokens,
+        clip_fraction_high=float(totals[4]) / tokens,
+        approx_kl=float(totals[5]) / tokens,
+        kl_ref=float(totals[6]) / tokens if "ref_logprobs" in data else None,
+        grad_norm_actor=float(np.mean(norms_actor)),
+        grad_norm_critic=float(np.mean(norms_critic)) if norms_critic else None,
+        tokens=int(round(float(totals[7]) / config.ppo_epochs)),
+    )
+
+
+def _micro_loss(
+    model: nn.Module,
+    data: dict[str, torch.Tensor],
+    idx: list[int],
+    real: bool,
+    count: float,
+    config: TrainConfig,
+    info: DistInfo,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Loss of one micro-batch (scaled for DDP's gradient averaging) and its stat sums."""
+    ids, attn = _trimmed(data, idx, info.device)
+    width = ids.shape[1]
+
+    def take(key: str) -> torch.Tensor:
+        return data[key][idx, :width].to(info.device)
+
+    mask = take("loss_mask") * int(real)
+    logits, values = model(ids, attn, with_values=config.uses_critic)
+    logp = token_logprobs(logits, ids)
+    pg, stats = policy_loss(logp, take("old_logprobs"), take("advantages"), mask,
+                            clip_ratio_low=config.clip_ratio_low, clip_ratio_high=config.clip_ratio_high,
+                            loss_agg_mode=config.loss_agg_mode, denominator=count)
+    entropy = shift_right(entropy_from_logits(logits.float()))
+    loss = pg - config.entropy_coeff * aggregate(entropy, mask, config.loss_agg_mode, count)
+    kl_sum = 0.0
+    if "ref_logprobs" in data and config.kl_coef > 0:
+        kl = kl_penalty(logp, take("ref_logprobs"), config.kl_type)
+        loss = loss + config.kl_coef * aggregate(kl, mask, config.loss_agg_mode, count)
+        kl_sum = float((kl.detach() * mask).sum())
+    vf = torch.zeros(())
+    if config.uses_critic:
+        vf, _ = value_loss(shift_right(values.float()), take("old_values"), take("returns"), mask,
+                           clip=config.value_clip, loss_agg_mode=config.loss_agg_mode, denominator=count)
+        loss = loss + config.value_coef * vf
+    n = float(mask.sum())
+    with torch.no_grad():
+        parts = torch.tensor([float(pg), float(vf), float((entropy * mask).sum()), stats.clip_fraction * n,
+                              stats.clip_fraction_high * n, stats.approx_kl * n, kl_sum, n], dtype=torch.float64)
+    # DDP averages gradients over ranks; each rank's loss is a share of a global sum, so undo the mean.
+    return loss * info.world_size, parts
+
+
+def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """input_ids and attention_mask of rows ``idx``, cut to their longest sequence (right padding)."""
+    attn = data["attention_mask"][idx]
+    width = int(attn.sum(dim=1).max())
+    return data["input_ids"][idx, :width].to(device), attn[:, :width].to(device)
+
+
+# ---------------------------------------------------------------------------------------------
+# Step 5: metrics, evaluation
+
+
+def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
+    """Success, rewards, spread, lengths and format errors of all rollouts (before filtering)."""
+    rewards = batch.group_rewards()
+    turns = [turn for t in batch.trajectories for turn in t.record["turns"]]
+    think = [len((turn.get("think") or "").split()) for turn in turns]
+    lengths = [n for t in batch.trajectories for n in t.response_tokens]
+    return {
+        "success": float(np.mean([t.success for t in batch.trajectories])),
+        "reward_mean": float(rewards.mean()),
+        "reward_std": float(rewards.std()),
+        "in_group_std": float(rewards.std(axis=1).mean()),
+        "format_error_rate": float(np.mean([not turn["format_ok"] for turn in turns])) if turns else 0.0,
+        "think_words": float(np.mean(think)) if think else 0.0,
+        "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
+        "turns": float(np.mean([len(t.record["turns"]) for t in batch.trajectories])),
+        "overflowed": float(np.mean([t.overflowed for t in batch.trajectories])),
+    }
+
+
+def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int, run_dir: Path) -> dict[str, float]:
+    """Play the fixed validation seeds once each; write their records; return eval metrics.
+
+    The same ``config.eval_episodes`` val-split seeds at every evaluation, so curves compare like
+    with like. Greedy unless ``eval_temperature`` > 0.
+    """
+    import json
+
+    from ragen_envs import split_seeds
+
+    policy.eval()
+    batch = rollout(policy.lm, tokenizer, config.env, split_seeds("val", config.eval_episodes), group_size=1,
+                    protocol=config.protocol, env_config=config.env_config, max_new_tokens=config.max_new_tokens,
+                    max_seq_len=config.max_seq_len, temperature=config.eval_temperature,
+                    batch_size=config.rollout_batch_size, generation_seed=derived_seed(config.seed, step, 2))
+    policy.train()
+    out = run_dir / "eval"
+    out.mkdir(exist_ok=True)
+    (out / f"step_{step:06d}.jsonl").write_text("".join(json.dumps(t.record) + "\n" for t in batch.trajectories))
+    metrics = rollout_metrics(batch)
+    return {f"eval/{k}": metrics[k] for k in ("success", "reward_mean", "format_error_rate")}
+
+
+# ---------------------------------------------------------------------------------------------
+# The run
+
+
+def train(config: TrainConfig) -> Path:
+    """Run (or resume) a training run; return its directory."""
+    info = init_distributed(config.device)
+    try:
+        return _train(config, info)
+    finally:
+        shutdown(info)
+
+
+def _train(config: TrainConfig, info: DistInfo) -> Path:
+    run_dir = Path(config.output_dir) / broadcast_object(info, config.run_name or _default_run_name(config))
+    if info.is_main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        save_config(config, run_dir)
+        initial_model(config, run_dir)
+    barrier(info)
+    model_path = initial_model(config, run_dir)  # built by rank 0 above; here only located
+    tokenizer = load_tokenizer(model_path)
+    ckpt = latest_checkpoint(run_dir) if config.resume else None
+    critic = config.critic if config.uses_critic else "none"
+    policy = load_policy(ckpt or model_path, critic, device=info.device,
+                         critic_path=ckpt / "critic" if ckpt is not None and critic != "none" else None,
+                         gradient_checkpointing=config.gradient_checkpointing)
+    reference = load_reference(model_path, device=info.device) if config.kl_coef > 0 else None
+    optimizer = make_optimizer(policy, config)
+    monitor = CollapseMonitor(config.collapse_window, config.collapse_std_ratio, config.collapse_grad_spike)
+    start = 0
+    if ckpt is not None:
+        state = load_trainer_state(ckpt)
+        optimizer.load_state_dict(state["optimizer"])
+        set_rng_state(state["rng"])
+        monitor.load_state_dict(state["extra"]["monitor"])
+        start = int(state["step"])
+        if info.is_main:
+            print(f"resumed from {ckpt} at step {start}", flush=True)
+    model: nn.Module = policy
+    if info.distributed:
+        model = nn.parallel.DistributedDataParallel(
+            policy, device_ids=[info.local_rank] if info.device.type == "cuda" else None)
+    log = MetricsLog(run_dir, start) if info.is_main else None
+
+    successes: list[float] = []
+    for step in range(start, config.total_steps):
+        t0 = time.perf_counter()
+        policy.eval()
+        batch = collect(policy.lm, tokenizer, config, step, info)
+        policy.train()
+        t1 = time.perf_counter()
+
+        kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota)
+        row: dict[str, Any] = {"step": step + 1, **rollout_metrics(batch), "kept_fraction": kept.kept_fraction}
+        train_batch = batch.select(kept.kept)
+        if train_batch.trajectories:
+            data = train_batch.to_tensors(tokenizer.pad_token_id)
+            forward_scores(policy, reference, data, config, info)
+            compute_advantages(data, config)
+            stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
+            row.update({k: v for k, v in vars(stats).items() if k != "tokens"})
+            update_tokens = stats.tokens
+        else:
+            update_tokens = 0  # every group agreed: nothing to learn from this step
+        t2 = time.perf_counter()
+        generated = sum(sum(t.response_tokens) for t in batch.trajectories)
+        row.update({"rollout_s": t1 - t0, "update_s": t2 - t1,
+                    "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
+                    "update_tokens_per_s": update_tokens * config.ppo_epochs / max(t2 - t1, 1e-9)})
+
+        alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor", 0.0))
+        row["alerts"] = " | ".join(alerts)
+        done = step + 1
+        if info.is_main and config.eval_every and (done % config.eval_every == 0 or done == config.total_steps):
+            row.update(evaluate(policy, tokenizer, config, done, run_dir))
+        successes.append(row["success"])
+        stop_collapse = bool(alerts) and config.early_stop_on_collapse
+        stop_target = (config.target_success is not None and len(successes) >= config.collapse_window
+                       and min(successes[-config.collapse_window:]) >= config.target_success)
+        last = done == config.total_steps or stop_collapse or stop_target
+        if info.is_main:
+            log.log(row)
+            if done % config.log_every == 0 or last:
+                print(_format_row(row), flush=True)
+            for alert in alerts:
+                print(f"step {done}: COLLAPSE ALERT: {alert}", flush=True)
+            if (config.plot_every and done % config.plot_every == 0) or last:
+                plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
+            if (config.save_every and done % config.save_every == 0) or last:
+                save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
+                                {"monitor": monitor.state_dict()}, keep=config.keep_checkpoints)
+        barrier(info)
+        if last:
+            if info.is_main and (stop_collapse or stop_target):
+                print(f"stopped early at step {done}: {'collapse alert' if stop_collapse else 'target success'}",
+                      flush=True)
+            break
+    return run_dir
+
+
+def make_optimizer(policy: ActorCritic, config: TrainConfig) -> torch.optim.Optimizer:
+    """AdamW with the actor's and the critic's learning rates as two parameter groups."""
+    groups = [{"params": policy.actor_parameters(), "lr": config.actor_lr}]
+    if policy.value_head is not None:
+        groups.append({"params": policy.critic_parameters(), "lr": config.critic_lr})
+    return torch.optim.AdamW(groups, weight_decay=config.weight_decay)
+
+
+def initial_model(config: TrainConfig, run_dir: Path) -> Path:
+    """The checkpoint training starts from: ``config.model``, or a tiny random model built in the run dir."""
+    if config.model != "tiny":
+        path = Path(config.model)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"model {config.model!r} is not a transformers checkpoint directory "
+                                    "(no config.json); use a local path or model=tiny")
+        return path
+    from ragen_train.tiny import build_tiny_checkpoint
+
+    path = run_dir / "init_model"
+    if not (path / "config.json").is_file():
+        build_tiny_checkpoint(path, seed=config.seed, hidden_size=config.tiny_hidden_size,
+                              num_layers=config.tiny_num_layers, num_heads=max(1, config.tiny_hidden_size // 64))
+    return path
+
+
+def _default_run_name(config: TrainConfig) -> str:
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    return f"{config.env}__{config.preset}__{config.seed}__{stamp}"
+
+
+def _format_row(row: dict[str, Any]) -> str:
+    keys = ("success", "reward_mean", "in_group_std", "kept_fraction", "entropy", "grad_norm_actor",
+            "clip_fraction", "approx_kl", "value_loss", "eval/success", "rollout_s", "update_s")
+    parts = [f"step {row['step']}"]
+    parts += [f"{k}={row[k]:.4g}" for k in keys if isinstance(row.get(k), (int, float))]
+    return " ".join(parts)

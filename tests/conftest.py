@@ -1,0 +1,22 @@
+"""Shared fixtures for the whole suite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Qwen2 checkpoint (model + tokenizer, transformers format), built once per session.
+
+    Built by :func:`ragen_train.tiny.build_tiny_checkpoint` with seed 0 and the default shape
+    (hidden 128, 2 layers, head size 64): loads with ``AutoModelForCausalLM``/``AutoTokenizer``
+    and with vLLM. Treat it as read-only; copy it before training in place.
+    """
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from ragen_train.tiny import build_tiny_checkpoint
+
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("tiny_model"), seed=0)

@@ -1,0 +1,216 @@
+"""The ragen-eval command line, end to end: evaluate, resume, show, compare, shard+merge, ls, --local-server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ragen_eval.cli import main
+from ragen_eval.run_dir import read_episodes
+
+
+def _eval(tmp_path, *extra):
+    return main(["--model", "oracle", "--env", "bandit,sokoban", "--episodes", "6", "--out", str(tmp_path),
+                 "--no-progress", *extra])
+
+
+def test_evaluate_prints_the_table_and_resume_does_no_work(tmp_path, capsys):
+    assert _eval(tmp_path) == 0
+    out, err = capsys.readouterr()
+    assert "| bandit " in out and "| overall" in out and "oracle (builtin), split=test, 12/12 episodes" in out
+    assert "this invocation: 12 episodes" in err
+    assert _eval(tmp_path) == 0
+    out2, err2 = capsys.readouterr()
+    assert out2 == out and "this invocation" not in err2
+    assert len(read_episodes(tmp_path / "oracle__builtin__test" / "episodes.jsonl")) == 12
+
+
+def test_changed_config_is_refused_with_a_clear_message(tmp_path, capsys):
+    assert _eval(tmp_path) == 0
+    capsys.readouterr()
+    assert _eval(tmp_path, "--temperature", "0.9") == 2
+    err = capsys.readouterr().err
+    assert "different configuration" in err and "sampling.temperature: 0.5 -> 0.9" in err
+
+
+def test_bad_arguments_are_reported_not_raised(tmp_path, capsys):
+    assert main(["--model", "oracle", "--env", "chess", "--out", str(tmp_path)]) == 2
+    assert "unknown environment 'chess'" in capsys.readouterr().err
+    assert _eval(tmp_path, "--protocol", "bogus=1") == 2
+    assert "unknown ProtocolConfig fields" in capsys.readouterr().err
+    assert _eval(tmp_path, "--shard", "3/2") == 2
+    assert "shard" in capsys.readouterr().err
+    assert main(["--model", "gpt-4o", "--out", str(tmp_path)]) == 2
+    assert "--base-url" in capsys.readouterr().err
+
+
+def test_protocol_and_env_config_overrides_reach_the_episodes(tmp_path):
+    assert main(["--model", "random", "--env", "sokoban", "--episodes", "2", "--out", str(tmp_path), "--no-progress",
+                 "--protocol", "observation_format=coords", "--protocol", "max_turns=2",
+                 "--env-config", "sokoban:num_boxes=2"]) == 0
+    records = read_episodes(tmp_path / "random__builtin__test" / "episodes.jsonl")
+    assert all(r["protocol"]["observation_format"] == "coords" and r["num_turns"] <= 2 for r in records)
+    assert all(len(r["turns"][0]["state_before"]["boxes"]) == 2 for r in records)
+
+
+def test_show_summary_and_transcript(tmp_path, capsys):
+    _eval(tmp_path)
+    run = tmp_path / "oracle__builtin__test"
+    capsys.readouterr()
+    assert main(["show", str(run)]) == 0
+    assert "| sokoban " in capsys.readouterr().out
+    assert main(["show", str(run), "--episode", "sokoban:200000001"]) == 0
+    transcript = capsys.readouterr().out
+    assert "# sokoban seed 200000001: success=True" in transcript and "<answer>" in transcript
+    assert main(["show", str(run), "--episode", "sokoban:1"]) == 2
+
+
+def test_compare_runs_on_the_same_levels(tmp_path, capsys):
+    _eval(tmp_path)
+    main(["--model", "random", "--env", "bandit,sokoban", "--episodes", "6", "--out", str(tmp_path), "--no-progress"])
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "oracle__builtin__test"), str(tmp_path / "random__builtin__test"),
+                 "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    oracle = json.loads((tmp_path / "oracle__builtin__test" / "summary.json").read_text())
+    assert result["overall"]["pairs"] == 12
+    assert result["overall"]["success_a"] == oracle["overall"]["success_rate"] > result["overall"]["success_b"]
+    assert result["bandit"]["pairs"] == 6
+    assert 0.0 < result["overall"]["mcnemar"]["p_value"] <= 1.0
+
+
+def test_shards_merge_to_the_unsharded_result(tmp_path, capsys):
+    _eval(tmp_path / "full")
+    for i in range(3):
+        assert _eval(tmp_path / "shards", "--shard", f"{i}/3") == 0
+    shards = [str(tmp_path / "shards" / f"oracle__builtin__test__shard-{i}-of-3") for i in range(3)]
+    assert main(["merge", *shards, "--out", str(tmp_path / "merged")]) == 0
+    merged = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    full = json.loads((tmp_path / "full" / "oracle__builtin__test" / "summary.json").read_text())
+    assert merged == full
+    capsys.readouterr()
+    assert main(["merge", *shards[:2], "--out", str(tmp_path / "m2")]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_ls_lists_presets_and_splits(capsys):
+    assert main(["ls"]) == 0
+    out = capsys.readouterr().out
+    assert "ragen/SimpleSokoban-v0" in out and "bandit_reversed" in out and "test (seeds from 200000000)" in out
+
+
+def test_local_server_matches_in_process_oracle_and_never_writes_the_key(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RAGEN_TEST_KEY", "sk-never-write-me-123")
+    common = ["--env", "sokoban,frozenlake_det,bandit", "--episodes", "8", "--no-progress"]
+    assert main(["--model", "oracle", *common, "--out", str(tmp_path / "a")]) == 0
+    assert main(["--model", "oracle", "--local-server", "--api-key-env", "RAGEN_TEST_KEY", *common,
+                 "--out", str(tmp_path / "b")]) == 0
+    local = read_episodes(tmp_path / "b" / "oracle__openai__test" / "episodes.jsonl")
+    builtin = read_episodes(tmp_path / "a" / "oracle__builtin__test" / "episodes.jsonl")
+    by_key = {(r["env"], r["seed"]): r["success"] for r in builtin}
+    assert len(local) == 24 and all(by_key[(r["env"], r["seed"])] == r["success"] for r in local)
+    assert all(t["completion"]["completion_tokens"] for r in local for t in r["turns"])
+    for path in (tmp_path / "b").rglob("*"):
+        if path.is_file():
+            assert b"sk-never-write-me-123" not in path.read_bytes(), path
+
+
+@pytest.mark.slow
+def test_hf_backend_on_a_tiny_checkpoint_is_scored_end_to_end(tmp_path, tiny_model_dir, capsys):
+    args = ["--backend", "hf", "--model", str(tiny_model_dir), "--env", "bandit,sokoban", "--episodes", "2",
+            "--max-tokens", "16", "--concurrency", "4", "--out", str(tmp_path), "--no-progress", "--json"]
+    assert main(args) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["backend"] == "hf" and summary["complete"] and summary["episodes_done"] == 4
+    records = read_episodes(tmp_path / f"{tiny_model_dir.name}__hf__test" / "episodes.jsonl")
+    # A random tiny model writes garbage: it must be scored (format errors, truncation), never crash.
+    turns = [t for r in records for t in r["turns"]]
+    assert turns and all(t["completion"]["completion_tokens"] is not None for t in turns)
+    assert summary["overall"]["format_error_rate"] == sum(not t["format_ok"] for t in turns) / len(turns)
+    with pytest.raises(SystemExit):
+        main(["--backend", "hf", "--model", str(tiny_model_dir), "--model-args"])  # argparse: value missing
+
+
+@pytest.mark.vllm
+def test_vllm_backend_on_a_tiny_checkpoint_is_scored_end_to_end(tmp_path, tiny_model_dir, capsys, monkeypatch):
+    pytest.importorskip("vllm")
+    monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    args = ["--backend", "vllm", "--model", str(tiny_model_dir), "--env", "bandit,sokoban", "--episodes", "4",
+            "--max-tokens", "32", "--out", str(tmp_path), "--no-progress",
+            "--model-args", "dtype=float32", "--model-args", "max_model_len=2048",
+            "--model-args", "enforce_eager=true", "--model-args", "gpu_memory_utilization=0.2"]
+    assert main(args) == 0
+    run = tmp_path / f"{tiny_model_dir.name}__vllm__test"
+    summary = json.loads((run / "summary.json").read_text())  # vLLM logs to stdout too
+    assert summary["backend"] == "vllm" and summary["complete"] and summary["episodes_done"] == 8
+    records = read_episodes(run / "episodes.jsonl")
+    assert all(t["completion"]["completion_tokens"] for r in records for t in r["turns"])
+
+
+def test_several_base_urls_share_the_load_and_faults_do_not_change_results(tmp_path, capsys):
+    import httpx
+
+    from ragen_eval.serve import ServeConfig, serve_in_thread
+
+    common = ["--model", "oracle", "--env", "sokoban,bandit", "--episodes", "8", "--no-progress",
+              "--max-retries", "8", "--timeout", "5"]
+    clean = ServeConfig(agent="oracle", port=0)
+    faulty = ServeConfig(agent="oracle", port=0, failure_rate=0.2, rate_limit_rate=0.1, retry_after=0.05,
+                         malformed_rate=0.05, empty_choices_rate=0.05, fault_seed=1)
+    with serve_in_thread(clean) as url_a, serve_in_thread(faulty) as url_b:
+        assert main([*common, "--base-url", url_a, "--base-url", url_b, "--out", str(tmp_path / "two")]) == 0
+        served = [httpx.get(url.removesuffix("/v1") + "/v1/stats").json() for url in (url_a, url_b)]
+    assert all(sum(v for v in counts.values() if isinstance(v, int)) > 0 for counts in served)
+    assert main([*common[:-4], "--out", str(tmp_path / "builtin")]) == 0
+    via_http = json.loads((tmp_path / "two" / "oracle__openai__test" / "summary.json").read_text())
+    in_process = json.loads((tmp_path / "builtin" / "oracle__builtin__test" / "summary.json").read_text())
+    assert via_http["overall"]["errors"] == 0
+    for env in ("sokoban", "bandit"):
+        assert via_http["per_env"][env]["successes"] == in_process["per_env"][env]["successes"]
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc; PR_SET_PDEATHSIG is Linux-only")
+def test_killing_the_harness_also_stops_its_local_server(tmp_path):
+    args = [sys.executable, "-m", "ragen_eval.cli", "--model", "random", "--local-server", "--env", "bandit",
+            "--episodes", "100000", "--server-arg=--latency=0.05", "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    episodes = tmp_path / "random__openai__test" / "episodes.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (episodes.exists() and episodes.stat().st_size):
+        time.sleep(0.05)
+    servers = _children(proc.pid)
+    assert servers, "the local server was not started"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    def alive() -> list[int]:
+        return [pid for pid in servers
+                if Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"]
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and alive():
+        time.sleep(0.05)
+    orphans = alive()
+    for pid in orphans:  # do not leave a server behind if the test fails
+        os.kill(pid, signal.SIGKILL)
+    assert not orphans

@@ -1,0 +1,76 @@
+"""TrainConfig: presets, YAML + key=value precedence, clear errors, resolved config round trip."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragen_train.config import PRESETS, TrainConfig, config_from_dict, load_config, parse_overrides, save_config
+
+
+def test_defaults_are_ragens():
+    c = TrainConfig()
+    assert (c.env_groups, c.group_size, c.rollout_filter_ratio) == (8, 16, 0.25)
+    assert (c.clip_ratio_low, c.clip_ratio_high, c.entropy_coeff, c.kl_coef) == (0.2, 0.28, 0.001, 0.0)
+    assert (c.actor_lr, c.critic_lr, c.value_clip, c.grad_clip, c.gamma, c.lam) == (1e-6, 1e-5, 0.5, 1.0, 1.0, 1.0)
+    assert c.loss_agg_mode == "token-mean" and c.temperature == 1.0 and c.advantage_estimator == "gae"
+
+
+def test_presets():
+    starpo = config_from_dict({"preset": "starpo"})
+    assert (starpo.rollout_filter_ratio, starpo.clip_ratio_high, starpo.kl_coef) == (1.0, 0.2, 0.001)
+    s = config_from_dict({"preset": "starpo-s"})
+    assert (s.rollout_filter_ratio, s.clip_ratio_high, s.kl_coef) == (0.25, 0.28, 0.0)
+    assert set(PRESETS) == {"starpo", "starpo-s"}
+
+
+def test_yaml_then_overrides_then_preset_precedence(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("preset: starpo\nkl_coef: 0.0\nactor_lr: 1e-4\nenv_config:\n  height: 4\n  width: 4\n")
+    c = load_config(path, ["actor_lr=3e-4", "env_config.width=5", "protocol.max_turns=2", "target_success=0.9"])
+    assert c.kl_coef == 0.0  # the file beats the preset
+    assert c.clip_ratio_high == 0.2  # untouched preset value
+    assert c.actor_lr == 3e-4  # the override beats the file; "1e-4" without a dot is still a float
+    assert c.env_config == {"height": 4, "width": 5} and c.protocol == {"max_turns": 2}
+    saved = save_config(c, tmp_path / "run")
+    assert load_config(saved) == c
+
+
+def test_parse_overrides():
+    assert parse_overrides(["a=1", "b=true", "c=null", "d=[1, 2]", "e.f=x"]) == \
+        {"a": 1, "b": True, "c": None, "d": [1, 2], "e": {"f": "x"}}
+    with pytest.raises(ValueError, match="key=value"):
+        parse_overrides(["novalue"])
+
+
+@pytest.mark.parametrize("values, match", [
+    ({"bogus": 1}, "unknown config keys"),
+    ({"preset": "ppo"}, "preset"),
+    ({"rollout_filter_ratio": 0.0}, "rollout_filter_ratio"),
+    ({"advantage_estimator": "vtrace"}, "advantage_estimator"),
+    ({"advantage_estimator": "gae", "critic": "none"}, "needs a critic"),
+    ({"temperature": 0.0}, "temperature"),
+    ({"micro_batch_size": 64, "ppo_mini_batch_size": 8}, "micro_batch_size"),
+    ({"total_steps": 0}, "total_steps"),
+    ({"clip_ratio_low": 1.5}, "clip_ratio_low"),
+])
+def test_bad_values_name_the_field(values, match):
+    with pytest.raises(ValueError, match=match):
+        config_from_dict(values)
+
+
+@pytest.mark.parametrize("values, match", [
+    ({"total_steps": "many"}, "total_steps"), ({"actor_lr": "fast"}, "actor_lr"), ({"resume": 1}, "resume"),
+    ({"env": None}, "env"), ({"env_config": [1]}, "env_config"),
+])
+def test_wrong_types_name_the_field(values, match):
+    with pytest.raises(TypeError, match=match):
+        config_from_dict(values)
+
+
+def test_missing_file_and_non_mapping(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        load_config(tmp_path / "nope.yaml")
+    bad = tmp_path / "list.yaml"
+    bad.write_text("- 1\n- 2\n")
+    with pytest.raises(ValueError, match="mapping"):
+        load_config(bad)

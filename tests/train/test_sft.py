@@ -1,0 +1,121 @@
+"""SFT warm start: the masked loss, batching, schedule, and a short end-to-end run on real demos."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from ragen_train.demos import DemoConfig, play_demos  # noqa: E402
+from ragen_train.sft import (  # noqa: E402
+    Example,
+    SFTConfig,
+    collate,
+    config_from_args,
+    learning_rate,
+    masked_nll,
+    run_sft,
+    tokenize_demos,
+)
+
+pytestmark = pytest.mark.train
+
+
+def test_masked_nll_matches_cross_entropy_on_the_selected_tokens() -> None:
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 6, 11, generator=g)
+    ids = torch.randint(0, 11, (2, 6), generator=g)
+    mask = torch.tensor([[0, 0, 1, 1, 0, 1], [0, 1, 1, 0, 0, 0]], dtype=torch.float32)
+    # independent computation: position t-1 predicts token t; average over the 5 masked targets
+    terms = [torch.nn.functional.cross_entropy(logits[b, t - 1][None], ids[b, t][None])
+             for b in range(2) for t in range(1, 6) if mask[b, t] == 1]
+    expected = torch.stack(terms).mean()
+    assert torch.allclose(masked_nll(logits, ids, mask), expected, atol=1e-6)
+
+
+def test_masked_nll_ignores_unmasked_tokens() -> None:
+    g = torch.Generator().manual_seed(1)
+    logits = torch.randn(1, 5, 7, generator=g)
+    ids = torch.randint(0, 7, (1, 5), generator=g)
+    mask = torch.tensor([[0, 0, 1, 1, 0]], dtype=torch.float32)
+    changed = ids.clone()
+    changed[0, 1] = (ids[0, 1] + 1) % 7  # unmasked targets: the logits are fixed, so only targets matter
+    changed[0, 4] = (ids[0, 4] + 1) % 7
+    assert torch.equal(masked_nll(logits, ids, mask), masked_nll(logits, changed, mask))
+
+
+def test_collate_pads_right_with_zero_attention_and_mask() -> None:
+    batch = collate([Example([5, 6, 7], [0, 1, 1]), Example([8], [1])], pad_id=0)
+    assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
+    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
+    assert batch["loss_mask"].tolist() == [[0, 1, 1], [1, 0, 0]]
+
+
+def test_learning_rate_warms_up_then_decays_to_a_tenth() -> None:
+    cfg = SFTConfig(lr=1.0, warmup_steps=4)
+    rates = [learning_rate(s, 20, cfg) for s in range(21)]
+    assert rates[:4] == [0.25, 0.5, 0.75, 1.0]
+    assert rates[4] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(rates[4:], rates[5:]))
+    assert rates[20] == pytest.approx(0.1)
+    assert rates[12] == pytest.approx(0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * 0.5)))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"epochs": 0}, "epochs"), ({"batch_size": -1}, "batch_size"), ({"lr": 0.0}, "lr"),
+     ({"grad_clip": 0.0}, "grad_clip")],
+)
+def test_bad_config_raises(kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        SFTConfig(**kwargs)
+
+
+def test_cli_arguments_map_to_the_config() -> None:
+    cfg = config_from_args(["--out", "x", "--env", "frozenlake", "--mode", "oracle", "--episodes", "7",
+                            "--lr", "0.01", "--protocol", '{"max_turns": 3}', "--successful-only"])
+    assert cfg.out == "x" and cfg.lr == 0.01
+    assert cfg.demos == DemoConfig(env="frozenlake", mode="oracle", num_episodes=7, successful_only=True,
+                                   protocol={"max_turns": 3})
+    with pytest.raises(SystemExit):
+        config_from_args(["--out", "x", "--mode", "expert"])
+
+
+def test_demo_tokens_under_the_mask_are_exactly_the_replies(tiny_model_dir: Path) -> None:
+    tok = transformers.AutoTokenizer.from_pretrained(tiny_model_dir)
+    demos = play_demos(DemoConfig(env="frozenlake", mode="format", num_episodes=4, seed=4))
+    for demo, ex in zip(demos, tokenize_demos(demos, tok, 8192), strict=True):
+        replies = [m["content"] for m in demo.messages if m["role"] == "assistant"]
+        spans, current = [], []
+        for token, keep in zip(ex.input_ids, ex.loss_mask):
+            if keep:
+                current.append(token)
+            elif current:
+                spans.append(current)
+                current = []
+        if current:
+            spans.append(current)
+        decoded = [tok.decode(span) for span in spans]
+        assert decoded == [reply + tok.eos_token for reply in replies]
+
+
+def test_sft_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp_path: Path) -> None:
+    cfg = SFTConfig(model="tiny", out=str(tmp_path / "sft"), epochs=3, batch_size=8, lr=3e-3, warmup_steps=2,
+                    demos=DemoConfig(env="bandit", mode="format", num_episodes=32, seed=0))
+    out = run_sft(cfg)
+    rows = list(csv.DictReader(open(out / "sft_metrics.csv")))
+    assert len(rows) == 3 * 4
+    first, last = float(rows[0]["loss"]), float(rows[-1]["loss"])
+    assert last < 0.5 * first, (first, last)
+    assert json.loads((out / "sft_config.json").read_text())["demos"]["env"] == "bandit"
+    model = transformers.AutoModelForCausalLM.from_pretrained(out)
+    init = transformers.AutoModelForCausalLM.from_pretrained(out / "init")
+    changed = [name for (name, p), (_, q) in zip(model.named_parameters(), init.named_parameters())
+               if not torch.equal(p, q)]
+    assert len(changed) == len(list(model.parameters()))  # every trainable parameter moved
