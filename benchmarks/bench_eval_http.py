@@ -12,7 +12,9 @@ The goal (issue 4): with 200 ms latency and concurrency 64 the harness reaches a
 ideal 320 turns/s.
 
     python benchmarks/bench_eval_http.py                      # 200 ms and 0 ms, concurrency 64
-    python benchmarks/bench_eval_http.py --latency 0.2 --episodes 1024
+    python benchmarks/bench_eval_http.py --latency 0.2 --episodes 2048
+
+At 0 ms it also times the client alone on each transport the agent supports (aiohttp, httpx).
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def harness_run(url: str, envs: list[str], episodes: int, concurrency: int) -> d
             "cpu_ms_per_turn": 1e3 * cpu / stats.turns}
 
 
-def client_only_run(url: str, requests: int, concurrency: int) -> dict[str, float]:
+def client_only_run(url: str, requests: int, concurrency: int, http_backend: str = "auto") -> dict[str, float]:
     """``requests`` chat requests through OpenAIChatAgent alone, ``concurrency`` at a time."""
     from ragen_envs.text import TextEpisode
 
@@ -74,7 +76,8 @@ def client_only_run(url: str, requests: int, concurrency: int) -> dict[str, floa
     prompt = TextEpisode("sokoban", 0).messages
 
     async def go() -> tuple[float, float]:
-        agent = OpenAIChatAgent("random", [url], None, concurrency=concurrency, timeout=30.0)
+        agent = OpenAIChatAgent("random", [url], None, concurrency=concurrency, timeout=30.0,
+                                http_backend=http_backend)
         try:
             cpu, wall = time.process_time(), time.perf_counter()
             await asyncio.gather(*(agent.act(prompt) for _ in range(requests)))
@@ -92,13 +95,13 @@ def main() -> None:
     parser.add_argument("--latency", type=float, action="append", default=None,
                         help="server latency in seconds (repeatable; default 0.2 and 0)")
     parser.add_argument("--concurrency", type=int, default=64)
-    parser.add_argument("--episodes", type=int, default=512, help="episodes per env")
+    parser.add_argument("--episodes", type=int, default=1024, help="episodes per env")
     parser.add_argument("--env", default="sokoban", help="comma-separated presets")
     args = parser.parse_args()
     latencies = args.latency or [0.2, 0.0]
     envs = args.env.split(",")
 
-    rows = []
+    rows, transports = [], []
     for latency in latencies:
         proc, url = start_server(latency)
         try:
@@ -107,6 +110,9 @@ def main() -> None:
             harness = harness_run(url, envs, args.episodes, args.concurrency)
             harness["server_cpu_ms_per_turn"] = 1e3 * (process_cpu_seconds(proc.pid) - server_cpu) / harness["turns"]
             client = client_only_run(url, harness["turns"], args.concurrency)
+            if latency == 0:
+                transports = [(name, client_only_run(url, harness["turns"], args.concurrency, name))
+                              for name in ("aiohttp", "httpx")]
         finally:
             proc.terminate()
             proc.wait(timeout=20)
@@ -114,11 +120,13 @@ def main() -> None:
         ideal = args.concurrency / latency if latency > 0 else float("nan")
         rows.append((latency, ideal, harness, client))
 
-    from ragen_eval.agents.openai_agent import resolve_http_backend
+    from ragen_eval.agents.openai_agent import OpenAIChatAgent
 
+    probe = OpenAIChatAgent("random", ["http://127.0.0.1:1/v1"])
+    asyncio.run(probe.aclose())
     print(f"ragen-eval over HTTP: {args.env}, {args.episodes} episodes per env, concurrency {args.concurrency}, "
           f"server `ragen-eval serve --agent random` in its own process; transport "
-          f"{resolve_http_backend('auto')}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
+          f"{probe.http_backend}; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}\n")
     print("| latency | ideal turns/s | harness turns/s | harness / ideal | client-only turns/s | "
           "harness / client-only | harness CPU ms/turn | client-only CPU ms/request | server CPU ms/turn | turns |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -129,6 +137,12 @@ def main() -> None:
               f"{client['turns_per_second']:.1f} | {harness['turns_per_second'] / client['turns_per_second']:.2f} | "
               f"{harness['cpu_ms_per_turn']:.2f} | {client['cpu_ms_per_turn']:.2f} | "
               f"{harness['server_cpu_ms_per_turn']:.2f} | {harness['turns']} |")
+    if transports:
+        print("\nclient only at 0 ms, by transport under the openai client (`http_backend`):\n")
+        print("| transport | requests/s | client CPU ms/request |")
+        print("|---|---|---|")
+        for name, result in transports:
+            print(f"| {name} | {result['turns_per_second']:.1f} | {result['cpu_ms_per_turn']:.2f} |")
     for latency, ideal, harness, _ in rows:
         if latency == 0.2 and args.concurrency == 64:
             verdict = "PASS" if harness["turns_per_second"] >= 0.8 * ideal else "FAIL"

@@ -26,7 +26,7 @@ import time
 
 import numpy as np
 
-from ragen_envs.sokoban import SokobanConfig, SokobanEnv, generate, solve
+from ragen_envs.sokoban import SokobanConfig, SokobanEnv, generate, parse_level, solve
 
 SIZES = ((6, 6, 1), (7, 7, 2), (10, 10, 3), (10, 10, 4))
 
@@ -62,12 +62,15 @@ if task == "gen":
     from gym_sokoban.envs.room_utils import generate_room as gym_generate
     from textarena.envs.Sokoban.utils import generate_room as ta_generate
     steps = int(1.7 * (h + w))
+    gym_levels = []
     def gym_one(seed):
         np.random.seed(seed)
-        gym_generate(dim=(h, w), num_steps=steps, num_boxes=n)
+        fixed, state, _ = gym_generate(dim=(h, w), num_steps=steps, num_boxes=n)
+        gym_levels.append((fixed.tolist(), state.tolist()))
     def ta_one(seed):
         ta_generate(dim=(h, w), num_steps=steps, num_boxes=n, seed=seed)
-    out = {"gym-sokoban": rate(gym_one, seconds / 2), "textarena": rate(ta_one, seconds / 2)}
+    out = {"gym-sokoban": rate(gym_one, seconds / 2), "textarena": rate(ta_one, seconds / 2),
+           "gym_levels": gym_levels}
 else:
     from gym_sokoban.envs.sokoban_env import SokobanEnv as GymSokoban
     from textarena.envs.Sokoban.env import SokobanEnv as TASokoban
@@ -111,6 +114,36 @@ def run_peer(python: str, task: str, seconds: float, size: tuple[int, int, int])
         print(f"peer run failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
         return None
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def gym_level_text(fixed: list[list[int]], state: list[list[int]]) -> str:
+    """A gym-sokoban room (fixed layout + state codes) in standard notation."""
+    rows = []
+    for fixed_row, state_row in zip(fixed, state):
+        row = ""
+        for f, s in zip(fixed_row, state_row):
+            target = f == 2
+            row += ("#" if s == 0 else ("+" if target else "@") if s == 5
+                    else ("*" if target else "$") if s in (3, 4) else ("." if target else " "))
+        rows.append(row)
+    return "\n".join(rows)
+
+
+def solve_peer_levels(levels: list) -> dict:
+    """Our solver on gym-sokoban's generated levels: times and outcomes."""
+    times, moves, statuses = [], [], []
+    for fixed, state in levels:
+        level = parse_level(gym_level_text(fixed, state))
+        start = time.perf_counter()
+        result = solve(level)
+        times.append(time.perf_counter() - start)
+        statuses.append(result.status.value)
+        if result.solved:
+            moves.append(result.moves)
+    times.sort()
+    return {"levels": len(levels), "solved": statuses.count("solved"), "median_s": times[len(times) // 2],
+            "p90_s": times[int(0.9 * (len(times) - 1))], "worst_s": times[-1],
+            "median_moves": statistics.median(moves) if moves else float("nan")}
 
 
 def our_generation(budget: float, size: tuple[int, int, int]) -> dict:
@@ -177,6 +210,12 @@ def main() -> None:
     peer_steps = run_peer(args.peer_python, "step", args.seconds, (6, 6, 1))
     steps = our_steps(args.seconds / 2)
     solving = {"boxoban": our_solving(50, 1), "boxoban_hard (12+ pushes)": our_solving(50, 12)}
+    gym_large = (peers_gen.get("10x10/4") or {}).pop("gym_levels", [])
+    if gym_large:
+        solving["gym-sokoban's own 10x10/4 levels (from the run above)"] = solve_peer_levels(gym_large)
+    for figures in peers_gen.values():
+        if figures:
+            figures.pop("gym_levels", None)
     peers = {"gen": peers_gen, "step": peer_steps}
 
     print("\n## Levels generated per second (ours: with an optimal-solution certificate)")
@@ -193,10 +232,11 @@ def main() -> None:
         else:
             row += " n/a | n/a | n/a |"
         print(row)
-    print("\n## Fewest-moves solving with solve(), our 10x10/4-box levels (seeds 0..49)")
+    print("\n## Fewest-moves solving with solve(), 10x10 / 4 boxes (ours: seeds 0..49)")
     for name, figures in solving.items():
         print(f"{name}: median {figures['median_s'] * 1e3:.1f} ms, 90th percentile {figures['p90_s'] * 1e3:.1f} ms, "
-              f"worst {figures['worst_s'] * 1e3:.1f} ms (median solution {figures['median_moves']:g} moves)")
+              f"worst {figures['worst_s'] * 1e3:.1f} ms (median solution {figures['median_moves']:g} moves"
+              + (f"; {figures['solved']}/{figures['levels']} solved" if "solved" in figures else "") + ")")
     print("\n## env.step per second, 6x6 / 1 box")
     print(f"ours, with the text grid rendered every step: {steps:,.0f}")
     if peers["step"]:

@@ -3,6 +3,8 @@
 Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluates)::
 
     ragen-eval [evaluate] --model NAME [--base-url URL ...] [--env sokoban,frozenlake,bandit] ...
+                          [--judge-model NAME --judge-base-url URL ...]
+    ragen-eval judge RUN --judge-model NAME [--judge-base-url URL | --judge-backend vllm|hf]
     ragen-eval show RUN [--episode ENV:SEED]
     ragen-eval compare RUN_A RUN_B
     ragen-eval merge SHARD_DIR... --out DIR
@@ -21,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("evaluate", "show", "compare", "merge", "leaderboard", "serve", "ls")
+SUBCOMMANDS = ("evaluate", "judge", "show", "compare", "merge", "leaderboard", "serve", "ls")
 
 
 def _parse_value(text: str) -> Any:
@@ -100,6 +102,61 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
 
 
+def add_judge_arguments(p: argparse.ArgumentParser, *, required: bool) -> None:
+    """Options that choose the LLM judge of thought-state consistency (``evaluate`` and ``judge``)."""
+    from ragen_eval.consistency.judge import JUDGE_SAMPLING
+    from ragen_eval.judging import JUDGE_BACKENDS
+
+    g = p.add_argument_group("judge", "an LLM lists the claims in every thought, with verdicts; the summary "
+                                      "reports how far it agrees with the rule-based checks")
+    g.add_argument("--judge-model", required=required, default=None,
+                   help="served judge model name (openai) or checkpoint path (vllm/hf)")
+    g.add_argument("--judge-backend", choices=JUDGE_BACKENDS, default=None,
+                   help="default: openai (then --judge-base-url is required)")
+    g.add_argument("--judge-base-url", action="append", default=[], dest="judge_base_urls",
+                   help="the judge's OpenAI-compatible endpoint (…/v1); repeat to spread load")
+    g.add_argument("--judge-model-args", action="append", default=[], metavar="KEY=VALUE",
+                   help="argument for a local judge backend (vllm, hf)")
+    g.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable holding the judge endpoint's key")
+    g.add_argument("--judge-max-tokens", type=int, default=JUDGE_SAMPLING.max_tokens,
+                   help="token limit of a judge reply (the judge samples greedily)")
+    g.add_argument("--judge-concurrency", type=int, default=None,
+                   help="episodes judged at once (default: --concurrency)")
+
+
+def judge_config_from_args(args: argparse.Namespace) -> Any:
+    """A :class:`~ragen_eval.judging.JudgeConfig` from parsed arguments, or None without ``--judge-model``."""
+    from dataclasses import replace
+
+    from ragen_eval.consistency.judge import JUDGE_SAMPLING
+    from ragen_eval.judging import JudgeConfig
+
+    if args.judge_model is None:
+        for flag, value in (("--judge-base-url", args.judge_base_urls), ("--judge-backend", args.judge_backend),
+                            ("--judge-model-args", args.judge_model_args)):
+            if value:
+                raise ValueError(f"{flag} needs --judge-model")
+        return None
+    if args.judge_max_tokens < 1:
+        raise ValueError(f"--judge-max-tokens must be >= 1, got {args.judge_max_tokens}")
+    return JudgeConfig(
+        model=args.judge_model, backend=args.judge_backend, base_urls=list(args.judge_base_urls),
+        model_args=_key_values(args.judge_model_args, "--judge-model-args"), api_key_env=args.judge_api_key_env,
+        sampling=replace(JUDGE_SAMPLING, max_tokens=args.judge_max_tokens),
+        concurrency=args.judge_concurrency or args.concurrency, timeout=args.timeout, max_retries=args.max_retries,
+        requests_per_second=args.requests_per_second,
+    )
+
+
+def _print_judge_stats(stats: Any) -> None:
+    if stats is None or not stats.episodes:
+        return
+    print(f"judge: {stats.episodes} episodes, {stats.turns} turns in {stats.wall_seconds:.1f} s, "
+          f"{stats.errors} turns without verdicts" + (f" (first: {stats.first_error})" if stats.first_error else ""),
+          file=sys.stderr)
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """An :class:`EvalConfig` from parsed ``evaluate`` arguments."""
     from ragen_eval.agents.base import SamplingParams
@@ -124,13 +181,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ragen_eval.runner import evaluate
 
     config = config_from_args(args)
+    judge = judge_config_from_args(args)  # a bad judge fails now, not after the run
     if config.protocol:
         from ragen_envs.text import ProtocolConfig
 
         ProtocolConfig.from_dict(config.protocol)  # fail now, not inside every episode
     run_path = Path(args.out) / (args.run_name or config.run_name())
     try:
-        summary, stats = evaluate(config, run_path, progress=not args.no_progress, retry_errors=args.retry_errors)
+        summary, stats = evaluate(config, run_path, progress=not args.no_progress, retry_errors=args.retry_errors,
+                                  judge=judge)
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished episodes are kept in {run_path}. Run the same command again to resume.",
               file=sys.stderr)
@@ -144,18 +203,38 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"this invocation: {stats.episodes} episodes, {stats.turns} turns in {stats.wall_seconds:.1f} s "
               f"({stats.turns_per_second:.1f} turns/s, harness CPU {1e3 * stats.cpu_seconds / max(stats.turns, 1):.2f}"
               f" ms/turn), {stats.errors} episodes ended by errors", file=sys.stderr)
+    _print_judge_stats(stats.judge)
+    return 0
+
+
+def cmd_judge(args: argparse.Namespace) -> int:
+    """Judge the thoughts of an existing run (resumable) and print its results table."""
+    from ragen_eval.results_table import results_table
+    from ragen_eval.runner import judge
+
+    try:
+        summary, stats = judge(args.run, judge_config_from_args(args), progress=not args.no_progress,
+                               retry_errors=args.retry_errors)
+    except KeyboardInterrupt:
+        print(f"\ninterrupted; verdicts so far are kept in {args.run}. Run the same command again to resume.",
+              file=sys.stderr)
+        return 130
+    print(json.dumps(summary, indent=2) if args.json else results_table(summary))
+    _print_judge_stats(stats)
     return 0
 
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
+    from ragen_eval.judging import load_judgements
     from ragen_eval.results_table import results_table
     from ragen_eval.run_dir import load_run
     from ragen_eval.runner import build_summary
 
     config, records = load_run(args.run)
+    judgements = load_judgements(args.run, records)
     if args.episode is None:
-        summary = build_summary(config, records)
+        summary = build_summary(config, records, judgements)
         print(json.dumps(summary, indent=2) if args.json else results_table(summary))
         return 0
     env, _, seed = args.episode.rpartition(":")
@@ -163,19 +242,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not matches:
         raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED, e.g. "
                          f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
-    print(_transcript(matches[0]))
+    from ragen_eval.transcripts import transcript
+
+    record = matches[0]
+    print(transcript(record, (judgements or {}).get((record["env"], int(record["seed"])))))
     return 0
-
-
-def _transcript(record: dict[str, Any]) -> str:
-    lines = [f"# {record['env']} seed {record['seed']}: success={record['success']} "
-             f"reward={record['total_reward']:.3f} end={record['end_reason']}"
-             + (f" error={record['error']}" if record.get("error") else "")]
-    for turn in record["turns"]:
-        lines += [f"\n## turn {turn['turn']}", turn["observation"], "\n>>> model:", turn["response"],
-                  f"\nexecuted {turn['actions_executed']} reward {turn['reward']:+.3f}"
-                  + ("" if turn["format_ok"] else f" format errors {turn['format_errors']}")]
-    return "\n".join(lines)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -206,7 +277,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from ragen_eval.run_dir import SUMMARY_FILE, merge_runs
     from ragen_eval.runner import summary_of
 
+    from ragen_eval.judging import merge_judgements
+
     out = merge_runs(args.shards, args.out)
+    merge_judgements(args.shards, out)
     summary = summary_of(out)
     (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n")
     print(results_table(summary))
@@ -256,7 +330,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("evaluate", help="evaluate a model (the default subcommand)")
     add_evaluate_arguments(p)
+    add_judge_arguments(p, required=False)
     p.set_defaults(func=cmd_evaluate)
+    p = sub.add_parser("judge", help="judge the thoughts of an existing run with an LLM (resumable)")
+    p.add_argument("run", help="run directory")
+    add_judge_arguments(p, required=True)
+    g = p.add_argument_group("execution")
+    g.add_argument("--concurrency", type=int, default=32, help="episodes judged at once (unless --judge-concurrency)")
+    g.add_argument("--timeout", type=float, default=60.0, help="per-request timeout, seconds")
+    g.add_argument("--max-retries", type=int, default=5, help="retries per request on 429/5xx/timeouts")
+    g.add_argument("--rps", type=float, default=None, dest="requests_per_second", help="max requests per second")
+    g.add_argument("--retry-errors", action="store_true", help="judge again the episodes with a failed verdict")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    p.set_defaults(func=cmd_judge)
     p = sub.add_parser("show", help="results table of a run, or one episode's transcript")
     p.add_argument("run", help="run directory")
     p.add_argument("--episode", default=None, metavar="ENV:SEED", help="print this episode's transcript")

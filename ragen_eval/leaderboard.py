@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_eval.config import BUILTIN_MODELS, EvalConfig
-from ragen_eval.results_table import CONSISTENCY_COLUMNS, fmt, markdown_table
+from ragen_eval.results_table import CONSISTENCY_COLUMNS, JUDGE_COLUMNS, fmt, markdown_table
 from ragen_eval.run_dir import load_run
 from ragen_eval.stats import mcnemar_test
 
@@ -32,6 +32,7 @@ class Leaderboard:
     rows: list[dict[str, Any]]
     envs: list[str]
     consistency_keys: list[str] = field(default_factory=list)
+    judged: bool = False  # some run was judged: add the rule/judge agreement columns
 
 
 def _level_set(config: EvalConfig) -> dict[str, Any]:
@@ -71,6 +72,7 @@ def ensure_baselines(configs: list[EvalConfig], baselines_dir: Path, progress: b
 def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Path | None = None,
                       progress: bool = True) -> Leaderboard:
     """Load the runs (adding missing baselines when ``baselines_dir`` is given) and rank them."""
+    from ragen_eval.judging import load_judgements
     from ragen_eval.runner import build_summary
 
     if not run_dirs:
@@ -84,7 +86,7 @@ def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Pat
     randoms = {_level_key(c): r for _, c, r in loaded if c.model == "random" and c.resolved_backend() == "builtin"}
     rows = []
     for path, config, records in loaded:
-        summary = build_summary(config, records)
+        summary = build_summary(config, records, load_judgements(path, records))
         overall = summary["overall"]
         row: dict[str, Any] = {
             "model": config.model, "backend": config.resolved_backend(), "run": str(path),
@@ -101,12 +103,15 @@ def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Pat
             "per_env": {e: m["success_rate"] for e, m in summary["per_env"].items()},
             "per_env_ci95": {e: m["success_ci95"] for e, m in summary["per_env"].items()},
             "consistency": overall.get("consistency") or {},
+            "judge": summary.get("judge"),
+            "judge_agreement": overall.get("judge_agreement"),
             "mcnemar_p_vs_random": _p_vs(records, randoms.get(_level_key(config))),
         }
         rows.append(row)
     rows.sort(key=lambda r: (-(r["macro_success"] or 0.0), r["model"], r["run"]))
-    keys = [k for k in CONSISTENCY_COLUMNS if any(k in r["consistency"] for r in rows)]
-    return Leaderboard(rows=rows, envs=envs, consistency_keys=keys)
+    keys = [k for k, _ in CONSISTENCY_COLUMNS if any(k in r["consistency"] for r in rows)]
+    return Leaderboard(rows=rows, envs=envs, consistency_keys=keys,
+                       judged=any(r["judge_agreement"] is not None for r in rows))
 
 
 def _p_vs(records: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> float | None:
@@ -122,7 +127,9 @@ def _p_vs(records: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) 
 def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     header = ["rank", "model", "backend", "split", "episodes", "success (macro)", "success (pooled) [95% CI]",
              *(f"{e}" for e in board.envs), "reward", "efficiency", "format err", "think words/turn",
-             "think tokens/optimal step", *board.consistency_keys, "p vs random", "errors"]
+             "think tokens/optimal step", *board.consistency_keys,
+             *(["judge", *(h for h, _, _ in JUDGE_COLUMNS)] if board.judged else []), "p vs random", "errors"]
+    patterns = dict(CONSISTENCY_COLUMNS)
     rows = []
     for rank, r in enumerate(board.rows, 1):
         rows.append([
@@ -132,17 +139,27 @@ def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
             *(fmt(r["per_env"].get(e), "{:.3f}") for e in board.envs),
             fmt(r["mean_reward"], "{:.3f}"), fmt(r["efficiency"], "{:.3f}"), fmt(r["format_error_rate"], "{:.3f}"),
             fmt(r["think_words_per_turn"], "{:.1f}"), fmt(r["think_tokens_per_optimal_step"], "{:.1f}"),
-            *(fmt(r["consistency"].get(k), "{:.3f}") for k in board.consistency_keys),
+            *(fmt(r["consistency"].get(k), patterns[k]) for k in board.consistency_keys),
+            *(_judge_cells(r) if board.judged else []),
             fmt(r["mcnemar_p_vs_random"], "{:.2g}"), str(r["errors"]),
         ])
     return header, rows
+
+
+def _judge_cells(row: dict[str, Any]) -> list[str]:
+    agreement = row["judge_agreement"] or {}
+    judge = row["judge"]["model"] if row["judge"] and row["judge_agreement"] is not None else "-"
+    return [judge or "-", *(fmt(agreement.get(k), pattern) for _, k, pattern in JUDGE_COLUMNS)]
 
 
 _NOTES = (
     "Per-env columns are success rates. *success (macro)* averages the envs; *pooled* counts every "
     "episode, with a Wilson 95% interval. *efficiency* is certificate optimum / actions taken, on "
     "successes. *p vs random* is an exact McNemar test against the random baseline on the same levels. "
-    "An asterisk after *episodes* marks an unfinished run."
+    "An asterisk after *episodes* marks an unfinished run. The consistency columns come from the rule-based "
+    "checks of docs/consistency.md (claims per turn, then ratios); *judge_agreement* is the share of claims "
+    "found by both the rules and the run's LLM judge on which their verdicts agree, *judge_kappa* the same "
+    "corrected for chance."
 )
 
 
@@ -215,8 +232,9 @@ def _success_plot(board: Leaderboard) -> bytes:
         rates = [row["per_env"].get(e) for e in board.envs]
         cis = [row["per_env_ci95"].get(e) for e in board.envs]
         heights = [r if r is not None else 0.0 for r in rates]
-        err = np.array([[h - c[0] if c else 0.0 for h, c in zip(heights, cis)],
-                        [c[1] - h if c else 0.0 for h, c in zip(heights, cis)]])
+        # Nested lists, not an array: matplotlib trips over a (2, 1) array when there is one env.
+        err = [[h - c[0] if c else 0.0 for h, c in zip(heights, cis)],
+               [c[1] - h if c else 0.0 for h, c in zip(heights, cis)]]
         ax.bar(x + i * width - 0.4 + width / 2, heights, width, yerr=err, capsize=3,
                label=f"{row['model']} ({row['backend']})")
     ax.set_xticks(x, board.envs)

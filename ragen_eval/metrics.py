@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ragen_eval.stats import wilson_interval
@@ -199,43 +199,58 @@ def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
 
 
 def _consistency_functions() -> tuple[Callable, Callable] | None:
-    """``ragen_eval.consistency``'s (score_episode, aggregate) once that module exists."""
-    try:
-        from ragen_eval import consistency
-    except ImportError:
-        return None
-    score, combine = getattr(consistency, "score_episode", None), getattr(consistency, "aggregate", None)
-    return (score, combine) if callable(score) and callable(combine) else None
+    """``ragen_eval.consistency``'s (score_episode, aggregate); tests of hand-built records without
+    game states replace this to leave consistency out."""
+    from ragen_eval.consistency import aggregate as combine, score_episode
+
+    return score_episode, combine
 
 
-def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = None) -> dict[str, Any]:
+def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = None,
+              judgements: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Per-env and overall metrics of a list of episode records.
 
     ``overall`` pools every episode (so envs with more episodes weigh more); ``macro_success_rate``
-    is the plain mean of the per-env success rates.
+    is the plain mean of the per-env success rates. ``judgements`` (``judge.jsonl`` lines keyed by
+    ``(env, seed)``, see :mod:`ragen_eval.judging`) add ``judge_agreement`` per env and overall.
     """
+    from ragen_eval.judging import judge_metrics
+
     envs = list(envs) if envs is not None else list(dict.fromkeys(r["env"] for r in records))
     consistency = _consistency_functions()
     per_env_metrics: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
     per_env_consistency: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
+    # Paired (rule-scored turn, judged turn) lists per env.
+    per_env_judged: dict[str, tuple[list[Any], list[Any]]] = {env: ([], []) for env in envs}
     for record in records:
         env = record["env"]
         if env not in per_env_metrics:
             raise ValueError(f"record for env {env!r} is not among the run's envs {envs}")
         per_env_metrics[env].append(episode_metrics(record))
-        if consistency is not None and record.get("turns"):  # an episode that never started has no thoughts
-            per_env_consistency[env].append(consistency[0](record))
+        if consistency is None or not record.get("turns"):  # an episode that never started has no thoughts
+            continue
+        score = consistency[0](record)
+        per_env_consistency[env].append(score)
+        judged = (judgements or {}).get((env, int(record["seed"])))
+        if judged is not None:
+            per_env_judged[env][0].extend(score["turns"])
+            per_env_judged[env][1].extend(judged["turns"])
     summary: dict[str, Any] = {"per_env": {}, "overall": {}}
     for env in envs:
         summary["per_env"][env] = aggregate(per_env_metrics[env])
         if consistency is not None:
             summary["per_env"][env]["consistency"] = consistency[1](per_env_consistency[env])
+        if consistency is not None and judgements is not None:
+            summary["per_env"][env]["judge_agreement"] = judge_metrics(*per_env_judged[env])
     everything = [m for env in envs for m in per_env_metrics[env]]
     summary["overall"] = aggregate(everything)
     rates = [summary["per_env"][e]["success_rate"] for e in envs if summary["per_env"][e]["episodes"]]
     summary["overall"]["macro_success_rate"] = sum(rates) / len(rates) if rates else None
     if consistency is not None:
         summary["overall"]["consistency"] = consistency[1]([c for env in envs for c in per_env_consistency[env]])
+    if consistency is not None and judgements is not None:
+        summary["overall"]["judge_agreement"] = judge_metrics(
+            [t for env in envs for t in per_env_judged[env][0]], [t for env in envs for t in per_env_judged[env][1]])
     return summary
 
 

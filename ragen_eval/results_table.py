@@ -23,8 +23,21 @@ OPTIONAL_COLUMNS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-#: Headline thought-state consistency metrics (``ragen_eval.consistency.aggregate``), when present.
-CONSISTENCY_COLUMNS: tuple[str, ...] = ("claim_accuracy", "hallucination_rate", "plan_answer_agreement")
+#: Thought-state consistency metrics (``ragen_eval.consistency.aggregate``): (key, format).
+CONSISTENCY_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("claims_per_turn", "{:.2f}"),
+    ("claim_accuracy", "{:.3f}"),
+    ("hallucination_rate", "{:.3f}"),
+    ("turns_with_claims", "{:.3f}"),
+    ("plan_answer_agreement", "{:.3f}"),
+)
+#: Rule/judge agreement (``judge_agreement``, from ``ragen-eval ... --judge-model``): (header, key, format).
+JUDGE_COLUMNS: tuple[tuple[str, str, str], ...] = (
+    ("judge_agreement", "verdict_agreement", "{:.3f}"),
+    ("judge_kappa", "cohen_kappa", "{:.3f}"),
+    ("judge_claim_overlap", "claim_overlap", "{:.3f}"),
+    ("judge_claim_accuracy", "judge_claim_accuracy", "{:.3f}"),
+)
 
 
 def fmt(value: Any, pattern: str) -> str:
@@ -48,24 +61,45 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 
 def results_table(summary: dict[str, Any]) -> str:
-    """Per-env rows plus an ``overall`` row, then the failure breakdown, as Markdown."""
+    """Per-env rows plus an ``overall`` row, the consistency table, then the failure breakdown, as Markdown."""
     columns = [*COLUMNS, *(c for c in OPTIONAL_COLUMNS if summary["overall"].get(c[1]) is not None)]
-    consistency_keys = _consistency_keys(summary)
-    header = ["env", *(c[0] for c in columns), *consistency_keys]
-    rows = []
+    header = ["env", *(c[0] for c in columns)]
     groups = [*summary["per_env"].items(), ("overall", summary["overall"])]
-    for name, metrics in groups:
-        row = [name, *(fmt(metrics.get(key), pattern) for _, key, pattern in columns)]
-        row += [fmt((metrics.get("consistency") or {}).get(k), "{:.3f}") for k in consistency_keys]
-        rows.append(row)
+    rows = [[name, *(fmt(metrics.get(key), pattern) for _, key, pattern in columns)] for name, metrics in groups]
     title = (f"{summary['model']} ({summary['backend']}), split={summary['split']}, "
              f"{summary['episodes_done']}/{summary['episodes_expected']} episodes")
+    parts = [title, markdown_table(header, rows)]
+    consistency = consistency_table(summary)
+    if consistency:
+        parts += [consistency_title(summary), consistency]
     failure_rows = [[name, ", ".join(f"{k}: {v}" for k, v in metrics["failures"].items()) or "-"]
                     for name, metrics in groups]
-    return "\n\n".join([title, markdown_table(header, rows), "Failures (primary cause, episodes):",
-                        markdown_table(["env", "failures"], failure_rows)])
+    parts += ["Failures (primary cause, episodes):", markdown_table(["env", "failures"], failure_rows)]
+    return "\n\n".join(parts)
 
 
-def _consistency_keys(summary: dict[str, Any]) -> list[str]:
-    block = summary["overall"].get("consistency") or {}
-    return [k for k in CONSISTENCY_COLUMNS if k in block]
+def consistency_title(summary: dict[str, Any]) -> str:
+    """The line above the consistency table: rule-based, and which judge when there is one."""
+    judge = summary.get("judge")
+    if not judge:
+        return "Thought-state consistency (rule-based):"
+    notes = [] if judge["complete"] else [f"{judge['episodes_judged']}/{judge['episodes_to_judge']} episodes judged"]
+    failed = (summary["overall"].get("judge_agreement") or {}).get("judge_errors")
+    if failed:
+        notes.append(f"{failed} turns without verdicts")
+    return (f"Thought-state consistency (rule-based; judge {judge['model']} ({judge['backend']})"
+            + "".join(f", {n}" for n in notes) + "):")
+
+
+def consistency_table(summary: dict[str, Any]) -> str | None:
+    """One column per consistency metric (and per judge-agreement figure when judged); None without scores."""
+    if not summary["overall"].get("consistency"):
+        return None
+    judged = "judge_agreement" in summary["overall"]
+    header = ["env", *(k for k, _ in CONSISTENCY_COLUMNS), *(h for h, _, _ in JUDGE_COLUMNS if judged)]
+    rows = []
+    for name, metrics in [*summary["per_env"].items(), ("overall", summary["overall"])]:
+        block, agreement = metrics.get("consistency") or {}, metrics.get("judge_agreement") or {}
+        rows.append([name, *(fmt(block.get(k), pattern) for k, pattern in CONSISTENCY_COLUMNS),
+                     *(fmt(agreement.get(k), pattern) for _, k, pattern in JUDGE_COLUMNS if judged)])
+    return markdown_table(header, rows)

@@ -74,7 +74,7 @@ def read_episodes(path: Path) -> list[dict[str, Any]]:
     return records
 
 
-def _cut_partial_tail(path: Path) -> None:
+def cut_partial_tail(path: Path) -> None:
     """Drop bytes after the last newline, so the next append starts on a fresh line."""
     if not path.exists():
         return
@@ -130,7 +130,7 @@ class RunDir:
 
     def _load(self) -> None:
         self._check_or_write_config()
-        _cut_partial_tail(self.episodes_path)
+        cut_partial_tail(self.episodes_path)
         records = read_episodes(self.episodes_path)
         wanted = set(self.config.work_items())
         kept: list[dict[str, Any]] = []
@@ -165,13 +165,7 @@ class RunDir:
         _atomic_write_json(config_path, current)
 
     def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
-        tmp = self.episodes_path.with_suffix(".jsonl.tmp")
-        with tmp.open("wb") as fh:
-            for record in records:
-                fh.write(_line(record))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, self.episodes_path)
+        rewrite_jsonl(self.episodes_path, records)
 
     def pending(self) -> list[tuple[str, int]]:
         """(env, seed) items still to play, in the config's order."""
@@ -184,7 +178,7 @@ class RunDir:
         key = episode_key(record)
         if key in self.done:
             raise ValueError(f"episode {key} is already recorded in {self.path}")
-        self._episodes.write(_line(record))
+        self._episodes.write(jsonl_line(record))
         self._episodes.flush()
         self.done[key] = record
 
@@ -207,9 +201,21 @@ class RunDir:
             self._lock = None
 
 
-def _line(record: dict[str, Any]) -> bytes:
+def jsonl_line(record: dict[str, Any]) -> bytes:
+    """One JSON line as ASCII bytes, newline included, ready to append in a single write."""
     # ensure_ascii keeps the file valid UTF-8 even when a model emits lone surrogates.
     return (json.dumps(record, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
+
+
+def rewrite_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """Replace a JSONL file with ``records`` atomically (write a temporary file, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("wb") as fh:
+        for record in records:
+            fh.write(jsonl_line(record))
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _atomic_write_json(path: Path, data: Any) -> None:

@@ -13,12 +13,15 @@ import os
 import sys
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragen_eval.agents.base import Agent, Completion
 from ragen_eval.config import EvalConfig
+from ragen_eval.judging import (JUDGE_FILE, JudgeConfig, JudgeStats, check_judge, judge_run_dir, load_judgements,
+                                read_judgements)
 from ragen_eval.metrics import summarize
 from ragen_eval.run_dir import RunDir, load_run
 
@@ -32,6 +35,7 @@ class RunStats:
     errors: int = 0
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
+    judge: JudgeStats | None = None  # the judging pass that followed, if any
 
     @property
     def turns_per_second(self) -> float:
@@ -154,16 +158,19 @@ def _progress_bar(config: EvalConfig, total: int, initial: int, enabled: bool):
 
 
 def write_summary(run: RunDir) -> dict[str, Any]:
-    """Compute the summary from the run's episodes and write ``summary.json``."""
-    summary = build_summary(run.config, run.records())
+    """Compute the summary from the run's episodes (and judge verdicts) and write ``summary.json``."""
+    records = run.records()
+    summary = build_summary(run.config, records, load_judgements(run.path, records))
     run.write_summary(summary)
     return summary
 
 
-def build_summary(config: EvalConfig, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The summary of a run: identity, completeness and metrics (a pure function of the episodes)."""
+def build_summary(config: EvalConfig, records: list[dict[str, Any]],
+                  judgements: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """The summary of a run: identity, completeness and metrics (a pure function of the episodes
+    and, when the run was judged, of the judge's current verdicts; see :mod:`ragen_eval.judging`)."""
     expected = len(config.work_items())
-    return {
+    summary = {
         "model": config.model,
         "backend": config.resolved_backend(),
         "split": config.split,
@@ -173,24 +180,41 @@ def build_summary(config: EvalConfig, records: list[dict[str, Any]]) -> dict[str
         "episodes_done": len(records),
         "episodes_expected": expected,
         "complete": len(records) == expected,
-        **summarize(records, config.envs),
+        **summarize(records, config.envs, judgements),
     }
+    if judgements is not None:
+        summary["judge"] = _judge_coverage(records, judgements)
+    return summary
+
+
+def _judge_coverage(records: list[dict[str, Any]],
+                    judgements: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, Any]:
+    identities = [j["judge"] for j in judgements.values()]
+    playable = [r for r in records if r.get("turns")]
+    return {**(identities[0] if identities else {"model": None, "backend": None}),
+            "episodes_judged": len(judgements), "episodes_to_judge": len(playable),
+            "complete": all((r["env"], int(r["seed"])) in judgements for r in playable)}
 
 
 def summary_of(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Recompute a run directory's summary from its ``episodes.jsonl`` (read-only)."""
+    """Recompute a run directory's summary from its ``episodes.jsonl`` and ``judge.jsonl`` (read-only)."""
     config, records = load_run(path)
-    return build_summary(config, records)
+    return build_summary(config, records, load_judgements(path, records))
 
 
 async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *, agent: Agent | None = None,
-                         progress: bool = True, retry_errors: bool = False) -> tuple[dict[str, Any], RunStats]:
+                         progress: bool = True, retry_errors: bool = False, judge: JudgeConfig | None = None,
+                         judge_agent: Agent | None = None) -> tuple[dict[str, Any], RunStats]:
     """Create or resume the run at ``run_path``, play what is missing, write and return the summary.
 
     ``agent`` overrides the one the config describes (tests, benchmarks). With
     ``config.local_server`` the model is served by a child ``ragen-eval serve`` for the duration.
+    With ``judge``, every finished episode not judged yet is then judged (``judge_agent``
+    overrides the judge's agent) and the summary carries rule/judge agreement.
     """
     with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
+        if judge is not None:  # refuse a second judge before playing, not after
+            check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
         if agent is not None:
             stats = await run_pending(agent, run, progress=progress)
         elif config.local_server:
@@ -200,7 +224,25 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
                 stats = await _run_with_agent(config, [url], run, progress)
         else:
             stats = await _run_with_agent(config, config.base_urls, run, progress)
+        if judge is not None:
+            stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
+                                              progress=progress)
         return write_summary(run), stats
+
+
+async def judge_async(run_path: str | os.PathLike[str], judge: JudgeConfig, *, agent: Agent | None = None,
+                      progress: bool = True, retry_errors: bool = False) -> tuple[dict[str, Any], JudgeStats]:
+    """Judge an existing run directory (what is not judged yet), rewrite and return its summary."""
+    config, _ = load_run(run_path)
+    with RunDir(Path(run_path), config) as run:
+        stats = await judge_run_dir(run, judge, agent=agent, retry_errors=retry_errors, progress=progress)
+        return write_summary(run), stats
+
+
+def judge(run_path: str | os.PathLike[str], judge_config: JudgeConfig,
+          **kwargs: Any) -> tuple[dict[str, Any], JudgeStats]:
+    """Synchronous wrapper of :func:`judge_async`."""
+    return asyncio.run(judge_async(run_path, judge_config, **kwargs))
 
 
 async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir, progress: bool) -> RunStats:

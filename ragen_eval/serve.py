@@ -268,7 +268,7 @@ class ChatCompletionServer:
         self.counts["requests"] += 1
         try:
             body = json.loads(await request.read())
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
             return _error_response(400, f"the request body is not valid JSON: {exc}", "invalid_request_error")
         try:
             messages, n, sampling = _parse_request(body)
@@ -294,7 +294,10 @@ class ChatCompletionServer:
         if delay > 0:
             await asyncio.sleep(delay)
 
-        completions = await self.agent.act(messages, n=n, sampling=sampling)
+        try:
+            completions = await self.agent.act(messages, n=n, sampling=sampling)
+        except Exception as exc:  # a broken agent is the server's fault: 500, which clients retry
+            return _error_response(500, f"the served agent failed: {type(exc).__name__}: {exc}", "server_error")
         if garbage:
             self.counts["garbage"] += 1
             completions = [Completion(text=garbage_text(self._rng)) for _ in completions]
@@ -448,6 +451,17 @@ def config_from_args(args: argparse.Namespace) -> ServeConfig:
     return ServeConfig(**{k: v for k, v in vars(args).items() if k in names})
 
 
+async def _serve_until_signalled(config: ServeConfig) -> None:
+    """Serve until SIGTERM or SIGINT, then shut down cleanly (close connections, release the model)."""
+    import signal
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await run_server(config, stop=stop)
+
+
 def main(args: argparse.Namespace) -> int:
     """Run the server in the foreground until interrupted; returns the process exit code."""
     try:
@@ -458,7 +472,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"ragen-eval serve: {json.dumps({k: v for k, v in asdict(config).items() if v != getattr(ServeConfig(), k)})}",
           file=sys.stderr, flush=True)
     try:
-        asyncio.run(run_server(config))
+        asyncio.run(_serve_until_signalled(config))
     except KeyboardInterrupt:
         pass
     except ValueError as exc:

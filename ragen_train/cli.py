@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -53,7 +54,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from ragen_train.trainer import train
 
     run_dir = train(config)
-    print(f"run directory: {run_dir}")
+    if os.environ.get("RANK", "0") == "0":  # under torchrun, say it once
+        print(f"run directory: {run_dir}")
     return 0
 
 

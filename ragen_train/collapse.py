@@ -32,19 +32,21 @@ class CollapseMonitor:
         """Mean in-group std over the first ``window`` steps (None until they are seen)."""
         return statistics.fmean(self.stds[:self.window]) if len(self.stds) >= self.window else None
 
-    def update(self, in_group_std: float, grad_norm: float) -> list[str]:
-        """Record one step; return its alerts (empty when all is well)."""
+    def update(self, in_group_std: float, grad_norm: float | None) -> list[str]:
+        """Record one step; return its alerts (empty when all is well). ``grad_norm`` is None for a
+        step without an update (the filter dropped every group)."""
         alerts = []
         earlier = list(self.grad_norms)
         self.stds.append(float(in_group_std))
-        self.grad_norms.append(float(grad_norm))
+        if grad_norm is not None:
+            self.grad_norms.append(float(grad_norm))
         early = self.early_std
         if early is not None and len(self.stds) >= 2 * self.window and early > 0:
             current = statistics.fmean(self.stds[-self.window:])
             if current < self.std_ratio * early:
                 alerts.append(f"reward spread collapsed: in-group std {current:.4g} over the last {self.window} "
                               f"steps < {self.std_ratio} x early level {early:.4g}")
-        if len(earlier) >= self.window:
+        if grad_norm is not None and len(earlier) >= self.window:
             median = statistics.median(earlier)
             if median > 0 and grad_norm > self.grad_spike * median:
                 alerts.append(f"grad norm spike: {grad_norm:.4g} > {self.grad_spike} x median {median:.4g}")

@@ -90,7 +90,7 @@ class TrainConfig:
     plot_every: int = field(default=10, metadata={"help": "redraw metrics.png every k steps (0: only at the end)"})
     eval_every: int = field(default=0, metadata={"help": "evaluate on fixed val seeds every k steps (0: never)"})
     eval_episodes: int = field(default=32, metadata={"help": "validation episodes per evaluation"})
-    eval_temperature: float = field(default=0.0, metadata={"help": "validation sampling temperature (0: greedy)"})
+    eval_temperature: float = field(default=0.5, metadata={"help": "validation sampling temperature (ragen-eval's default 0.5; 0: greedy)"})
     save_every: int = field(default=50, metadata={"help": "checkpoint every k steps (and at the end); 0: only at the end"})
     keep_checkpoints: int = field(default=2, metadata={"help": "how many step checkpoints to keep"})
     collapse_window: int = field(default=5, metadata={"help": "steps that define the early reward-std level"})

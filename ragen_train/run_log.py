@@ -21,6 +21,7 @@ PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("value loss", ("value_loss",)),
     ("lengths", ("think_words", "response_tokens")),
     ("format errors", ("format_error_rate",)),
+    ("thought-state consistency", ("claim_accuracy", "hallucination_rate", "plan_answer_agreement")),
 )
 
 

@@ -117,18 +117,24 @@ def forward_scores(
     """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``.
 
     Each rank scores every ``world_size``-th sequence; the results are gathered so that every
-    rank holds the whole batch.
+    rank holds the whole batch. When the update is a single on-policy optimizer step (one epoch,
+    one mini-batch) and there is no critic, the policy pass is skipped: the old log-probs are
+    then the update's own, detached (ratio exactly 1), as TRL does.
     """
     batch = data["input_ids"].shape[0]
+    on_policy = config.ppo_epochs == 1 and config.ppo_mini_batch_size >= batch and not config.uses_critic
     mine = list(range(info.rank, batch, info.world_size))
     parts: dict[str, list[tuple[int, torch.Tensor]]] = {"old_logprobs": [], "old_values": [], "ref_logprobs": []}
     policy.eval()
     for start in range(0, len(mine), config.micro_batch_size):
         idx = mine[start:start + config.micro_batch_size]
         ids, attn = _trimmed(data, idx, info.device)
-        logits, values = policy(ids, attn, with_values=config.uses_critic)
-        lp = token_logprobs(logits, ids).cpu()
-        parts["old_logprobs"].extend(zip(idx, lp))
+        if on_policy and reference is None:
+            continue
+        values = None
+        if not on_policy:
+            logits, values = policy(ids, attn, with_values=config.uses_critic)
+            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids).cpu()))
         if values is not None:
             parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
         if reference is not None:
@@ -185,7 +191,7 @@ class UpdateStats:
     kl_ref: float | None
     grad_norm_actor: float
     grad_norm_critic: float | None
-    tokens: int  # tokens processed per epoch, padding excluded
+    tokens: int  # non-pad tokens through forward + backward, all epochs and ranks
 
 
 def ppo_update(
@@ -207,7 +213,7 @@ def ppo_update(
     batch = data["input_ids"].shape[0]
     mini = min(config.ppo_mini_batch_size, batch)
     gen = torch.Generator().manual_seed(shuffle_seed)
-    totals = torch.zeros(8, dtype=torch.float64)  # pg, vf, ent, clip, clip_high, akl, kl_ref, tokens
+    totals = torch.zeros(9, dtype=torch.float64)  # pg, vf, ent, clip, clip_high, akl, kl_ref, sampled, all tokens
     norms_actor, norms_critic = [], []
     for _ in range(config.ppo_epochs):
         order = torch.randperm(batch, generator=gen).tolist()
@@ -243,7 +249,7 @@ def ppo_update(
         kl_ref=float(totals[6]) / tokens if "ref_logprobs" in data else None,
         grad_norm_actor=float(np.mean(norms_actor)),
         grad_norm_critic=float(np.mean(norms_critic)) if norms_critic else None,
-        tokens=int(round(float(totals[7]) / config.ppo_epochs)),
+        tokens=int(totals[8]),
     )
 
 
@@ -266,7 +272,8 @@ def _micro_loss(
     mask = take("loss_mask") * int(real)
     logits, values = model(ids, attn, with_values=config.uses_critic)
     logp = token_logprobs(logits, ids)
-    pg, stats = policy_loss(logp, take("old_logprobs"), take("advantages"), mask,
+    old = take("old_logprobs") if "old_logprobs" in data else logp.detach()  # on-policy: see forward_scores
+    pg, stats = policy_loss(logp, old, take("advantages"), mask,
                             clip_ratio_low=config.clip_ratio_low, clip_ratio_high=config.clip_ratio_high,
                             loss_agg_mode=config.loss_agg_mode, denominator=count)
     entropy = shift_right(entropy_from_logits(logits.float()))
@@ -284,7 +291,8 @@ def _micro_loss(
     n = float(mask.sum())
     with torch.no_grad():
         parts = torch.tensor([float(pg), float(vf), float((entropy * mask).sum()), stats.clip_fraction * n,
-                              stats.clip_fraction_high * n, stats.approx_kl * n, kl_sum, n], dtype=torch.float64)
+                              stats.clip_fraction_high * n, stats.approx_kl * n, kl_sum, n,
+                              float(attn.sum()) * int(real)], dtype=torch.float64)
     # DDP averages gradients over ranks; each rank's loss is a share of a global sum, so undo the mean.
     return loss * info.world_size, parts
 
@@ -316,30 +324,50 @@ def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
         "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
         "turns": float(np.mean([len(t.record["turns"]) for t in batch.trajectories])),
         "overflowed": float(np.mean([t.overflowed for t in batch.trajectories])),
+        **consistency_metrics([t.record for t in batch.trajectories]),
     }
 
 
-def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int, run_dir: Path) -> dict[str, float]:
-    """Play the fixed validation seeds once each; write their records; return eval metrics.
+def consistency_metrics(records: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Thought-state consistency of the rollouts (``ragen_eval.consistency``): do the claims in
+    ``<think>`` match the true state? None where no thought made a checkable claim."""
+    from ragen_eval.consistency.scoring import aggregate as aggregate_claims
+    from ragen_eval.consistency.scoring import score_episode
 
-    The same ``config.eval_episodes`` val-split seeds at every evaluation, so curves compare like
-    with like. Greedy unless ``eval_temperature`` > 0.
+    scores = aggregate_claims([score_episode(r) for r in records])
+    return {"claim_accuracy": scores["claim_accuracy"], "hallucination_rate": scores["hallucination_rate"],
+            "plan_answer_agreement": scores["plan_answer_agreement"]}
+
+
+def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int, run_dir: Path) -> dict[str, Any]:
+    """Evaluate the current policy on the fixed validation seeds through ``ragen_eval``'s runner.
+
+    The policy is saved in transformers format to ``eval/step_N/model`` and played by
+    ``ragen-eval``'s ``hf`` backend, exactly as ``ragen-eval --backend hf --model DIR --split val``
+    would; the run directory ``eval/step_N`` keeps its episodes and summary. The same
+    ``config.eval_episodes`` val-split seeds every time, so curves compare like with like.
     """
-    import json
+    import shutil
 
-    from ragen_envs import split_seeds
+    from ragen_eval.agents.base import SamplingParams
+    from ragen_eval.config import EvalConfig
+    from ragen_eval.runner import evaluate as run_eval
 
-    policy.eval()
-    batch = rollout(policy.lm, tokenizer, config.env, split_seeds("val", config.eval_episodes), group_size=1,
-                    protocol=config.protocol, env_config=config.env_config, max_new_tokens=config.max_new_tokens,
-                    max_seq_len=config.max_seq_len, temperature=config.eval_temperature,
-                    batch_size=config.rollout_batch_size, generation_seed=derived_seed(config.seed, step, 2))
-    policy.train()
-    out = run_dir / "eval"
-    out.mkdir(exist_ok=True)
-    (out / f"step_{step:06d}.jsonl").write_text("".join(json.dumps(t.record) + "\n" for t in batch.trajectories))
-    metrics = rollout_metrics(batch)
-    return {f"eval/{k}": metrics[k] for k in ("success", "reward_mean", "format_error_rate")}
+    out = run_dir / "eval" / f"step_{step:06d}"
+    model_dir = out / "model"
+    policy.lm.save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    eval_config = EvalConfig(
+        model=str(model_dir), backend="hf", envs=[config.env], episodes=config.eval_episodes, split="val",
+        sampling=SamplingParams(temperature=config.eval_temperature, max_tokens=config.max_new_tokens,
+                                seed=derived_seed(config.seed, step, 2)),
+        protocol=dict(config.protocol), env_configs={config.env: dict(config.env_config)} if config.env_config else {},
+        concurrency=config.eval_episodes, model_args={"device": str(policy.lm.device)})
+    summary, _ = run_eval(eval_config, out / "run", progress=False)
+    shutil.rmtree(model_dir)  # the run keeps episodes and summary; the weights are in the checkpoints
+    overall = summary["overall"]
+    return {"eval/success": overall["success_rate"], "eval/reward_mean": overall["mean_reward"],
+            "eval/format_error_rate": overall["format_error_rate"]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -372,12 +400,14 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
     reference = load_reference(model_path, device=info.device) if config.kl_coef > 0 else None
     optimizer = make_optimizer(policy, config)
     monitor = CollapseMonitor(config.collapse_window, config.collapse_std_ratio, config.collapse_grad_spike)
+    successes: list[float] = []  # training success per step, for target_success
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt)
         optimizer.load_state_dict(state["optimizer"])
         set_rng_state(state["rng"])
         monitor.load_state_dict(state["extra"]["monitor"])
+        successes = list(state["extra"]["successes"])
         start = int(state["step"])
         if info.is_main:
             print(f"resumed from {ckpt} at step {start}", flush=True)
@@ -387,7 +417,6 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
             policy, device_ids=[info.local_rank] if info.device.type == "cuda" else None)
     log = MetricsLog(run_dir, start) if info.is_main else None
 
-    successes: list[float] = []
     for step in range(start, config.total_steps):
         t0 = time.perf_counter()
         policy.eval()
@@ -411,9 +440,9 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
         generated = sum(sum(t.response_tokens) for t in batch.trajectories)
         row.update({"rollout_s": t1 - t0, "update_s": t2 - t1,
                     "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
-                    "update_tokens_per_s": update_tokens * config.ppo_epochs / max(t2 - t1, 1e-9)})
+                    "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)})
 
-        alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor", 0.0))
+        alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor"))
         row["alerts"] = " | ".join(alerts)
         done = step + 1
         if info.is_main and config.eval_every and (done % config.eval_every == 0 or done == config.total_steps):
@@ -433,7 +462,8 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
                 plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
             if (config.save_every and done % config.save_every == 0) or last:
                 save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
-                                {"monitor": monitor.state_dict()}, keep=config.keep_checkpoints)
+                                {"monitor": monitor.state_dict(), "successes": successes},
+                                keep=config.keep_checkpoints)
         barrier(info)
         if last:
             if info.is_main and (stop_collapse or stop_target):

@@ -48,15 +48,16 @@ class GameSpec:
 
 GAMES: dict[str, GameSpec] = {
     "bandit": GameSpec("bandit", format_episodes=512, oracle_episodes=512, sft_epochs=2, rl_steps=12,
-                       env_groups=4, group_size=8, max_new_tokens=40, eval_episodes=128),
-    "frozenlake": GameSpec("frozenlake", format_episodes=256, oracle_episodes=256, sft_epochs=3, rl_steps=10,
+                       env_groups=8, group_size=8, max_new_tokens=40, eval_episodes=128),
+    "frozenlake": GameSpec("frozenlake", format_episodes=256, oracle_episodes=256, sft_epochs=3, rl_steps=5,
                            env_groups=4, group_size=8, max_new_tokens=56, eval_episodes=64),
     "simple_sokoban": GameSpec("simple_sokoban", format_episodes=256, oracle_episodes=512, sft_epochs=3,
-                               rl_steps=10, env_groups=4, group_size=8, max_new_tokens=64, eval_episodes=64),
+                               rl_steps=5, env_groups=4, group_size=8, max_new_tokens=64, eval_episodes=64),
 }
 
 #: Learning rates for the tiny models (RAGEN's 1e-6 / 1e-5 are for 0.5B+ models and barely move these).
-TINY_RL = ("actor_lr=1e-4", "critic_lr=1e-3", "ppo_mini_batch_size=16", "micro_batch_size=8")
+TINY_RL = ("actor_lr=5e-4", "critic_lr=1e-3", "ppo_mini_batch_size=16", "micro_batch_size=8")
+MODEL_ORDER = ("format-sft", "+starpo", "+starpo-s", "oracle-sft")
 EVAL_TEMPERATURE = 1.0  # the policy as trained (rollouts sample at 1.0); greedy hides a 50/50 bandit policy
 
 
@@ -121,22 +122,21 @@ def eval_stage(model: Path, spec: GameSpec, out: Path, name: str) -> dict[str, A
     }
 
 
-def run_game(spec: GameSpec, out: Path, seed: int) -> dict[str, Any]:
-    """Every stage of one game; returns its results (stage timings included)."""
+def run_game(spec: GameSpec, out: Path, seed: int, rl: bool = True) -> dict[str, Any]:
+    """Every stage of one game (``rl=False``: the two SFT models only); returns results and stage timings."""
     game_dir = out / spec.env
     results: dict[str, Any] = {"spec": asdict(spec), "models": {}, "seconds": {}}
-    began = time.perf_counter()
-    models = {"format-sft": sft_stage(spec, "format", game_dir / "format-sft", seed)}
-    results["seconds"]["format-sft"] = time.perf_counter() - began
-    for preset in ("starpo", "starpo-s"):
+    models: dict[str, Path | None] = {}
+    for mode in ("format", "oracle"):
+        began = time.perf_counter()
+        models[f"{mode}-sft"] = sft_stage(spec, mode, game_dir / f"{mode}-sft", seed)
+        results["seconds"][f"{mode}-sft"] = time.perf_counter() - began
+    for preset in ("starpo", "starpo-s") if rl else ():
         began = time.perf_counter()
         run_dir = rl_stage(spec, preset, models["format-sft"], game_dir / "rl", seed)
         models[f"+{preset}"] = _final_checkpoint(run_dir, spec.rl_steps)
         results["seconds"][preset] = time.perf_counter() - began
         results[f"{preset}_alerts"] = [row["alerts"] for row in _read_csv(run_dir / "metrics.csv") if row["alerts"]]
-    began = time.perf_counter()
-    models["oracle-sft"] = sft_stage(spec, "oracle", game_dir / "oracle-sft", seed)
-    results["seconds"]["oracle-sft"] = time.perf_counter() - began
     for name, path in models.items():
         results["models"][name] = {"path": str(path), **eval_stage(path, spec, game_dir / "eval", name.strip("+"))}
     return results
@@ -161,7 +161,10 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
              "| game | model | test success | reward | format errors | episodes |",
              "|---|---|---|---|---|---|"]
     for game, res in results.items():
-        for name, m in res["models"].items():
+        for name in MODEL_ORDER:
+            if name not in res["models"]:
+                continue
+            m = res["models"][name]
             lines.append(f"| {game} | {name} | {m['success']:.3f} | {m['reward']:.3f} | "
                          f"{m['format_error_rate']:.3f} | {m['episodes']} |")
     lines += ["", "Collapse alerts during RL (step: alert):", ""]
@@ -175,9 +178,13 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
     (DOCS / "results.md").write_text("\n".join(lines) + "\n")
 
     for game in results:
+        if not (out / game / "rl").is_dir():
+            continue
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.6))
         for preset in ("starpo", "starpo-s"):
             rows = _read_csv(out / game / "rl" / preset / "metrics.csv")
+            if not rows:
+                continue
             steps = [int(r["step"]) for r in rows]
             for ax, key in zip(axes, ("success", "reward_mean", "in_group_std")):
                 ax.plot(steps, [float(r[key]) for r in rows], marker="o", ms=3, label=preset)
@@ -197,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="runs/baselines", help="directory for checkpoints, runs and evaluations")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--docs", action="store_true", help="write docs/baselines/results.md and the curves")
+    parser.add_argument("--sft-only", action="store_true", help="only the two SFT models and their evaluation")
     args = parser.parse_args(argv)
     games = [g.strip() for g in args.games.split(",") if g.strip()]
     unknown = set(games) - set(GAMES)
@@ -205,10 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     results_path = out / "results.json"
-    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
     for game in games:
-        results[game] = run_game(GAMES[game], out, args.seed)
+        result = run_game(GAMES[game], out, args.seed, rl=not args.sft_only)
+        # re-read before writing: runs for other games may have added theirs meanwhile
+        results = json.loads(results_path.read_text()) if results_path.is_file() else {}
+        results[game] = result
         results_path.write_text(json.dumps(results, indent=2) + "\n")
+    results = json.loads(results_path.read_text()) if results_path.is_file() else {}
     if args.docs:
         write_docs(results, out)
     print(json.dumps({g: {m: round(v["success"], 3) for m, v in r["models"].items()} for g, r in results.items()},

@@ -62,7 +62,9 @@ class SokobanConfig:
         if self.walk_steps is not None and self.walk_steps < 1:
             raise ValueError(f"SokobanConfig.walk_steps must be at least 1, got {self.walk_steps}")
         if self.start_selection not in ("hardest", "spread"):
-            raise ValueError(f"SokobanConfig.start_selection must be 'hardest' or 'spread', got {self.start_selection!r}")
+            raise ValueError(
+                f"SokobanConfig.start_selection must be 'hardest' or 'spread', got {self.start_selection!r}"
+            )
         p = self.p_change_direction
         if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
             raise ValueError(f"SokobanConfig.p_change_direction must lie in [0, 1], got {p!r}")

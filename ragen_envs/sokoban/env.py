@@ -29,6 +29,9 @@ TILE_STYLES: tuple[TileStyle, ...] = (
     TileStyle((240, 190, 190), "circle", (40, 80, 200)),  # player on target: blue disc on pink
 )
 
+#: Standard-notation character of each cell code (see the Observation Space section).
+_NOTATION = "# .*$@+"
+
 _ALIASES = {"up": 0, "north": 0, "u": 0, "n": 0, "down": 1, "south": 1, "d": 1, "s": 1,
             "left": 2, "west": 2, "l": 2, "w": 2, "right": 3, "east": 3, "r": 3, "e": 3}
 
@@ -226,11 +229,13 @@ class SokobanEnv(gym.Env):
         """The true state in the schema of docs/interfaces.md (0-based coordinates)."""
         if self.level is None:
             raise RuntimeError("call reset() before state_dict()")
-        level = self.current_level()
-        return {"game": "sokoban", "height": level.height, "width": level.width,
-                "rows": format_level(level).split("\n"), "player": list(level.player),
-                "boxes": [list(b) for b in level.boxes], "targets": [list(t) for t in level.targets],
-                "walls": [list(c) for c in sorted(level.walls)]}
+        # Read straight off the cell-code grid: the text layer calls this every turn, so no level
+        # object is built and validated here.
+        rows = ["".join(_NOTATION[code] for code in row) for row in self._grid.tolist()]
+        boxes = [[r, c] for r, row in enumerate(rows) for c, ch in enumerate(row) if ch in "$*"]
+        return {"game": "sokoban", "height": len(rows), "width": self._width, "rows": rows,
+                "player": list(divmod(self._player, self._width)), "boxes": boxes,
+                "targets": [list(t) for t in self._target_list], "walls": [list(c) for c in self._wall_list]}
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -267,6 +272,7 @@ class SokobanEnv(gym.Env):
         self.level = level
         self._target_cells = padded.targets
         self._walls = padded.walls
+        self._target_list = sorted(padded.targets)
         self._width = w
         self._floor, self._targets, self._boxes, self._player = board.floor, board.targets, board.boxes, board.player
         self._num_boxes = len(level.boxes)
@@ -286,6 +292,7 @@ class SokobanEnv(gym.Env):
                     flat[i] = PLAYER_ON_TARGET if on else PLAYER
                 else:
                     flat[i] = TARGET if on else FLOOR
+        self._wall_list = [divmod(int(i), w) for i in np.flatnonzero(flat == WALL)]
 
     def _info(self, moved: bool) -> dict[str, Any]:
         return {"success": self._placed == self._num_boxes, "action_is_valid": True, "action_is_effective": moved,

@@ -94,7 +94,8 @@ def _attempt(config: SokobanConfig, draws: Draws, seed: int) -> SokobanLevel | N
     player = (players & -players).bit_length() - 1
     actions, pushes = search.solution_from(boxes, player)
     everything = (1 << (h * w)) - 1
-    return SokobanLevel(
+    # cells_of lists cells in flat-index order, which is the sorted order the class keeps.
+    return SokobanLevel.trusted(
         h, w,
         walls=frozenset(cells_of(everything & ~floor, w)),
         targets=tuple(cells_of(targets, w)),

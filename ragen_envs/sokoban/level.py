@@ -103,6 +103,17 @@ class SokobanLevel:
             if cell not in area:
                 raise ValueError(f"the cell {cell} holds a box or target the player can never reach")
 
+    @classmethod
+    def trusted(cls, height: int, width: int, walls: frozenset[Cell], targets: tuple[Cell, ...],
+                boxes: tuple[Cell, ...], player: Cell, certificate: Certificate | None = None,
+                seed: int | None = None) -> SokobanLevel:
+        """Build without validation, for the generator's own output (sorted, valid by construction)."""
+        level = object.__new__(cls)
+        for name, value in (("height", height), ("width", width), ("walls", walls), ("targets", targets),
+                            ("boxes", boxes), ("player", player), ("certificate", certificate), ("seed", seed)):
+            object.__setattr__(level, name, value)
+        return level
+
     def area_cells(self) -> frozenset[Cell]:
         """Cells the player could ever stand on or push a box to: the walled region around the player.
 

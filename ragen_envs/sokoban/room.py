@@ -35,6 +35,10 @@ class Draws:
         """An int in ``range(n)``."""
         return int(self.uniform() * n)
 
+    def uniforms(self, k: int) -> list[float]:
+        """``k`` floats in [0, 1) in one numpy call (for loops that know how many they need)."""
+        return self._rng.random(k).tolist()
+
 
 def carve_room(draws: Draws, height: int, width: int, steps: int, p_turn: float) -> int:
     """Mask (flat index ``row * width + col``) of the floor carved inside a wall border.
@@ -43,16 +47,18 @@ def carve_room(draws: Draws, height: int, width: int, steps: int, p_turn: float)
     with probability ``p_turn`` before each one and staying put when a step would leave the
     interior; at every position it stamps one of a few small shapes. The floor is connected.
     """
-    r, c = 1 + draws.below(height - 2), 1 + draws.below(width - 2)
-    dr, dc = _STEPS[draws.below(4)]
+    u = draws.uniforms(3 + 3 * steps)
+    r, c = 1 + int(u[0] * (height - 2)), 1 + int(u[1] * (width - 2))
+    dr, dc = _STEPS[int(u[2] * 4)]
     floor = 0
-    for _ in range(steps):
-        if draws.uniform() < p_turn:
-            dr, dc = _STEPS[draws.below(4)]
+    stamps = len(_STAMPS)
+    for k in range(3, 3 + 3 * steps, 3):
+        if u[k] < p_turn:
+            dr, dc = _STEPS[int(u[k + 1] * 4)]
         nr, nc = r + dr, c + dc
         if 0 < nr < height - 1 and 0 < nc < width - 1:
             r, c = nr, nc
-        for sr, sc in _STAMPS[draws.below(len(_STAMPS))]:
+        for sr, sc in _STAMPS[int(u[k + 2] * stamps)]:
             rr, cc = r + sr, c + sc
             if 0 < rr < height - 1 and 0 < cc < width - 1:
                 floor |= 1 << (rr * width + cc)

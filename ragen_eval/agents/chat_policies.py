@@ -193,6 +193,11 @@ def plan_from_chat(view: ChatView) -> list[str]:
     return _bandit_plan(view)
 
 
+#: Solver budget per turn. Generated Boxoban-sized levels (10x10, 4 boxes, 12+ pushes) needed at most
+#: about 9,100 nodes; the cap only stops a garbage grid from holding the server for seconds.
+SOKOBAN_MAX_NODES = 200_000
+
+
 def _grid_lines(observation: str, symbols: set[str]) -> list[str]:
     """The leading lines of ``observation`` made only of single-character ``symbols`` (the grid part)."""
     lines = []
@@ -213,7 +218,7 @@ def _sokoban_plan(view: ChatView) -> list[str]:
     to_standard = {RAGEN_SYMBOLS[kind]: STANDARD_SYMBOLS[kind] for kind in RAGEN_SYMBOLS}
     rows = _grid_lines(view.observation, set(to_standard))
     level = parse_level("\n".join("".join(to_standard[ch] for ch in row) for row in rows))
-    result = solve(level)
+    result = solve(level, max_nodes=SOKOBAN_MAX_NODES)
     if not result.solution:
         raise ValueError(f"the Sokoban solver found no solution from this state ({result.status.value})")
     return [ACTION_NAMES[a] for a in result.solution[:max(view.turn_actions, 1)]]

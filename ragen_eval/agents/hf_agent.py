@@ -61,7 +61,7 @@ class HFAgent:
             raise ValueError(f"cannot load a causal LM from {self.model_path!r}: {exc}") from exc
         self.model.eval()
         eos = self.model.generation_config.eos_token_id
-        eos_ids = eos if isinstance(eos, list) else [eos]
+        eos_ids = list(eos) if isinstance(eos, (list, tuple)) else [eos]
         if self.tokenizer.eos_token_id is not None:
             eos_ids.append(self.tokenizer.eos_token_id)
         self._eos_ids = frozenset(i for i in eos_ids if i is not None)

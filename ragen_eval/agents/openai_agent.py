@@ -7,8 +7,8 @@ exponential backoff and full jitter that honour ``Retry-After``, and an optional
 
 What is retried and what is not:
 
-* retried: HTTP 408, 409, 429 and 5xx, timeouts, dropped connections, bodies that are not valid
-  JSON, and responses with no choices. These are the provider's problems, not the model's.
+* retried: HTTP 408, 409, 429, 500, 502-504 and the 52x/529 codes of CDNs and overloaded APIs,
+  timeouts, dropped connections, bodies that are not valid JSON, and responses with no choices. These are the provider's problems, not the model's.
 * not retried: other 4xx (a bad key or an unknown model will not fix itself), and a response cut
   off by the length limit (``finish_reason == "length"``): that is the model's answer, which the
   text protocol scores as a format error ("truncated").
@@ -47,26 +47,24 @@ POOL_CONNECTIONS = 8
 HTTP_BACKENDS = ("auto", "httpx", "aiohttp")
 
 
-def resolve_http_backend(name: str) -> str:
-    """``httpx`` or ``aiohttp`` for ``name``; ``auto`` picks aiohttp when ``httpx_aiohttp`` is installed."""
-    if name not in HTTP_BACKENDS:
-        raise ValueError(f"http_backend must be one of {HTTP_BACKENDS}, got {name!r}")
-    if name == "httpx":
-        return name
-    try:
-        import httpx_aiohttp  # noqa: F401 - only probing whether openai's aiohttp transport can load
-    except ImportError:
-        if name == "aiohttp":
-            raise ValueError("http_backend='aiohttp' needs the httpx-aiohttp package: pip install 'openai[aiohttp]'")
-        return "httpx"
-    return "aiohttp"
-
-
-def _http_client(backend: str, concurrency: int, timeout: float) -> httpx.AsyncClient:
-    if backend == "aiohttp":
-        return openai.DefaultAioHttpClient(timeout=timeout)
+def _make_http_client(backend: str, concurrency: int, timeout: float) -> tuple[Any, str]:
+    """An HTTP client for ``AsyncOpenAI`` and the transport it uses (``aiohttp`` or ``httpx``)."""
+    if backend not in HTTP_BACKENDS:
+        raise ValueError(f"http_backend must be one of {HTTP_BACKENDS}, got {backend!r}")
+    if backend in ("auto", "aiohttp"):
+        # openai ships the aiohttp transport (vendored in 3.x, the ``aiohttp`` extra in 1.x); without
+        # it the class exists but raises RuntimeError when built.
+        factory = getattr(openai, "DefaultAioHttpClient", None)
+        try:
+            if factory is None:
+                raise RuntimeError(f"openai {openai.__version__} has no DefaultAioHttpClient")
+            return factory(timeout=timeout), "aiohttp"
+        except (RuntimeError, ImportError) as exc:
+            if backend == "aiohttp":
+                raise ValueError(f"http_backend='aiohttp' is unavailable ({exc}); "
+                                 "pip install 'openai[aiohttp]' or use 'httpx'") from exc
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=POOL_CONNECTIONS)
-    return httpx.AsyncClient(limits=limits, timeout=timeout)
+    return httpx.AsyncClient(limits=limits, timeout=timeout), "httpx"
 
 
 class _Pool:
@@ -148,9 +146,9 @@ class OpenAIChatAgent:
         extra_body: extra JSON fields sent with every request (e.g. ``{"top_k": 20}`` for vLLM); they
             override the fields the agent sets.
         jitter_seed: seeds the jitter's private RNG, so retry timing is reproducible in tests.
-        http_backend: the transport under the openai client: ``"httpx"`` (its default), ``"aiohttp"``
-            (``openai.DefaultAioHttpClient``, needs ``pip install 'openai[aiohttp]'``; about 40% less
-            CPU per request), or ``"auto"``: aiohttp when installed, else httpx.
+        http_backend: the transport under the openai client: ``"aiohttp"`` (``openai.DefaultAioHttpClient``,
+            about half the CPU per request of httpx), ``"httpx"``, or ``"auto"``: aiohttp when this openai
+            install has it (vendored in openai 3.x, the ``openai[aiohttp]`` extra in 1.x), else httpx.
     """
 
     def __init__(
@@ -199,21 +197,23 @@ class OpenAIChatAgent:
         self._semaphore = asyncio.Semaphore(concurrency)
         self._rng = random.Random(jitter_seed)
         self._next_url = 0
-        self.http_backend = resolve_http_backend(http_backend)
+        first_client, self.http_backend = _make_http_client(http_backend, concurrency, self.timeout)
         # httpx: each endpoint gets several small connection pools instead of one big one, because
         # httpcore scans every connection of a pool on every request event (one pool of 64
         # connections costs several times the CPU of eight pools of 8; docs/benchmarks/eval.md).
         # aiohttp's connector has no such cost, so one client per endpoint serves.
         shards = 1 if self.http_backend == "aiohttp" else max(1, math.ceil(concurrency / POOL_CONNECTIONS))
+        http_clients = [first_client] + [_make_http_client(self.http_backend, concurrency, self.timeout)[0]
+                                         for _ in range(len(urls) * shards - 1)]
         self._pools = [
             [_Pool(openai.AsyncOpenAI(
                 base_url=url,
                 api_key=api_key if api_key is not None else "EMPTY",
                 max_retries=0,  # retries are ours: we rotate endpoints and honour Retry-After
                 timeout=self.timeout,
-                http_client=_http_client(self.http_backend, concurrency, self.timeout),
-            )) for _ in range(shards)]
-            for url in urls
+                http_client=http_clients[u * shards + k],
+            )) for k in range(shards)]
+            for u, url in enumerate(urls)
         ]
         #: Counters a caller may log: requests sent, retries made, requests that failed for good.
         self.stats = {"requests": 0, "retries": 0, "failures": 0}

@@ -78,6 +78,8 @@ def score_turn(turn: Mapping[str, Any], *, game: str, coordinate_base: int = 0,
     state = turn.get("state_before")
     if not isinstance(state, Mapping):
         raise ValueError("turn has no state_before dict to check claims against")
+    if state.get("game") != game:
+        raise ValueError(f"turn's state_before is a {state.get('game')!r} state, but game={game!r} was given")
     think = turn.get("think") or turn.get("reasoning") or ""
     answer = answer_actions(turn, game)
     if game == "bandit":
@@ -113,8 +115,10 @@ def score_episode(record: Mapping[str, Any]) -> dict[str, Any]:
     protocol = record.get("protocol") or {}
     base, symbols = int(protocol.get("coordinate_base", 0)), protocol.get("symbols")
     scored = []
-    for turn in turns:
-        state = turn.get("state_before") or {}
+    for index, turn in enumerate(turns):
+        state = turn.get("state_before")
+        if not isinstance(state, Mapping):
+            raise ValueError(f"turn {index} of the episode has no state_before dict")
         scored.append(score_turn(turn, game=str(state.get("game")), coordinate_base=base, symbols=symbols))
     return {"turns": scored, **aggregate(scored)}
 

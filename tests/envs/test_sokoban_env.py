@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragen_envs
-from ragen_envs.sokoban import SokobanEnv, SokobanLevel, parse_level, solve
+from ragen_envs.sokoban import SokobanEnv, parse_level, solve
 from ragen_envs.text_game import TextGame
 
 SOKOBAN_PRESETS = [p.name for p in ragen_envs.PRESETS if "sokoban" in p.env_id.lower() or "boxoban" in p.env_id.lower()]
@@ -185,8 +185,8 @@ def test_rgb_frames_have_distinct_tiles():
     env.reset(options={"level": "#######\n#@ $ .#\n# *   #\n#######"})
     frame = env.render()
     assert frame.shape == (4 * 32, 7 * 32, 3) and frame.dtype == np.uint8
-    centre = {name: tuple(frame[r * 32 + 16, c * 32 + 16].tolist()) for name, (r, c) in
-              {"wall": (0, 0), "floor": (1, 2), "box": (1, 3), "target": (1, 5), "placed": (2, 2), "player": (1, 1)}.items()}
+    cells = {"wall": (0, 0), "floor": (1, 2), "box": (1, 3), "target": (1, 5), "placed": (2, 2), "player": (1, 1)}
+    centre = {name: tuple(frame[r * 32 + 16, c * 32 + 16].tolist()) for name, (r, c) in cells.items()}
     assert len(set(centre.values())) == 5  # target's ring leaves its centre floor-coloured
     assert centre["target"] == centre["floor"] and tuple(frame[1 * 32 + 16, 5 * 32 + 24].tolist()) == (200, 40, 40)
 
@@ -195,3 +195,16 @@ def test_gym_make_ids():
     env = gym.make("ragen/LargerSokoban-v0")
     obs, info = env.reset(seed=1)
     assert obs.shape == (8, 8) and env.spec.max_episode_steps == 100
+
+
+def test_human_mode_opens_and_closes_a_window(monkeypatch):
+    pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    env = SokobanEnv(render_mode="human")
+    env.reset(seed=0)
+    env.step(0)
+    assert env._window is not None
+    env.close()
+    assert env._window is None
+    with pytest.raises(ValueError, match="render_mode must be one of"):
+        SokobanEnv(render_mode="video")

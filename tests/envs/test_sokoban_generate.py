@@ -32,7 +32,8 @@ def level_digest(level) -> str:
 
 
 def current_digests() -> dict[str, dict[str, str]]:
-    return {name: {str(s): level_digest(generate(cfg, s)) for s in GOLDEN_SEEDS} for name, cfg in GOLDEN_CONFIGS.items()}
+    return {name: {str(s): level_digest(generate(cfg, s)) for s in GOLDEN_SEEDS}
+            for name, cfg in GOLDEN_CONFIGS.items()}
 
 
 def replay(level) -> bool:

@@ -135,6 +135,10 @@ def test_bad_turns_raise_clear_errors(bad, message):
 
 
 def test_bad_game_and_base_raise():
+    with pytest.raises(ValueError, match="'sokoban' state, but game='frozenlake'"):
+        score_turn({"state_before": S1, "think": ""}, game="frozenlake")
+    with pytest.raises(ValueError, match="turn 0 of the episode"):
+        score_episode({"protocol": {}, "turns": [{"think": "I am at (1,1)."}]})
     with pytest.raises(ValueError, match="unknown game"):
         score_turn({"state_before": S1, "think": ""}, game="chess")
     with pytest.raises(ValueError, match="coordinate_base"):
@@ -237,3 +241,19 @@ def test_mark_claims_places_verdicts_after_each_span():
     marked = mark_claims(think, score["claims"], coordinate_base=1)
     assert marked == ("I am at (4,5) [TRUE at(player,3,4) cell (4,5)]. "
                       "The box is at (1,1) [FALSE at(box,0,0) cell (1,1)].")
+
+
+@pytest.mark.parametrize("think", [
+    "I " * 10_000,
+    "the box is " * 2_000,
+    "Boxes at " + "(1,1), " * 3_000,
+    "the box" + " " * 20_000 + "is at (2,2)",
+    "Push " + "up , , , " * 2_000 + "x",
+    "(" * 10_000 + "2,2" + ")" * 10_000,
+    "dragon is riskier and " * 1_000,
+], ids=["I", "the-box-is", "coords", "blanks", "seps", "parens", "bandit"])
+def test_long_repetitive_text_is_handled(think):
+    """Guards against patterns that go quadratic on repetition: each of these took minutes once."""
+    game, state = ("bandit", ARMS) if think.startswith("dragon") else ("sokoban", S1)
+    score = score_turn({"state_before": state, "think": think, "answer": "Up"}, game=game)
+    assert score["n_claims"] <= 2

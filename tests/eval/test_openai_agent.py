@@ -13,6 +13,7 @@ import socket
 import time
 
 import httpx
+import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -98,15 +99,13 @@ def test_round_trip_returns_text_usage_and_finish_reason():
 
 
 def _aiohttp_transport_installed() -> bool:
-    try:
-        import httpx_aiohttp  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    agent = OpenAIChatAgent("m", ["http://127.0.0.1:1/v1"], http_backend="auto")
+    asyncio.run(agent.aclose())
+    return agent.http_backend == "aiohttp"
 
 
 TRANSPORTS = ["httpx", pytest.param("aiohttp", marks=pytest.mark.skipif(
-    not _aiohttp_transport_installed(), reason="openai[aiohttp] (httpx-aiohttp) is not installed"))]
+    not _aiohttp_transport_installed(), reason="this openai install has no aiohttp transport"))]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -264,11 +263,14 @@ def test_any_mix_of_faults_gives_the_clean_answers(seed, rates):
     assert stats["failures"] == 0
 
 
-def test_http_backend_auto_picks_an_installed_transport():
+def test_http_backend_auto_prefers_aiohttp_when_openai_has_it():
     agent = OpenAIChatAgent("m", ["http://127.0.0.1:1/v1"], http_backend="auto")
-    assert agent.http_backend == ("aiohttp" if _aiohttp_transport_installed() else "httpx")
+    has_factory = hasattr(openai, "DefaultAioHttpClient")
+    assert agent.http_backend in ("aiohttp", "httpx")
     assert agent.describe()["http_backend"] == agent.http_backend
+    if not has_factory:
+        assert agent.http_backend == "httpx"
     asyncio.run(agent.aclose())
-    if not _aiohttp_transport_installed():
-        with pytest.raises(ValueError, match="openai\\[aiohttp\\]"):
-            OpenAIChatAgent("m", ["http://127.0.0.1:1/v1"], http_backend="aiohttp")
+    explicit = OpenAIChatAgent("m", ["http://127.0.0.1:1/v1"], concurrency=20, http_backend="httpx")
+    assert explicit.http_backend == "httpx" and len(explicit._pools[0]) == 3  # ceil(20 / 8) small pools
+    asyncio.run(explicit.aclose())

@@ -68,6 +68,7 @@ def outcome(record: dict) -> tuple:
             [(t["response"], t["actions_executed"], t["reward"]) for t in record["turns"]])
 
 
+@pytest.mark.slow
 def test_a_run_through_every_kind_of_fault_scores_like_a_clean_run(tmp_path):
     faults = ["--failure-rate", "0.08", "--rate-limit-rate", "0.05", "--retry-after", "0.05", "--stall-rate",
               "0.03", "--malformed-rate", "0.05", "--empty-choices-rate", "0.05", "--drop-rate", "0.05",
@@ -88,6 +89,7 @@ def test_a_run_through_every_kind_of_fault_scores_like_a_clean_run(tmp_path):
         assert outcome(record) == outcome(clean_records[key])
 
 
+@pytest.mark.slow
 def test_a_request_that_keeps_failing_ends_its_episode_not_the_run(tmp_path):
     client = ["--timeout", "5", "--max-retries", "2", "--concurrency", "16"]
     with served("--agent", "random") as clean_url, served("--agent", "random", "--poison-rate", "0.2") as bad_url:
@@ -145,3 +147,17 @@ def test_garbage_model_output_is_scored_and_never_crashes_the_run(tmp_path):
     broken = [t for t in turns if not t["format_ok"]]
     assert broken and len(broken) < len(turns)
     assert any(len(t["response"]) >= 100_000 for t in broken)
+
+
+def test_reasoning_in_a_separate_field_is_scored_and_its_tokens_recorded(tmp_path):
+    with served("--agent", "oracle") as plain_url, served("--agent", "oracle", "--reasoning-field") as url:
+        plain = evaluate("oracle", plain_url, tmp_path, "plain", 4)
+        split = evaluate("oracle", url, tmp_path, "split", 4)
+    assert split["overall"]["success_rate"] == plain["overall"]["success_rate"]
+    assert plain["overall"]["provider_reasoning_tokens_per_turn"] is None
+    # "optimal play from the state shown": 6 tokens of reasoning on every turn.
+    assert split["overall"]["provider_reasoning_tokens_per_turn"] == pytest.approx(6.0)
+    for record in episodes_of(tmp_path / "split"):
+        for turn in record["turns"]:
+            assert turn["format_ok"] and turn["think"] == "optimal play from the state shown"
+            assert turn["completion"]["reasoning_tokens"] == 6

@@ -16,7 +16,7 @@ import sys
 
 import httpx
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragen_eval.agents.base import Completion, SamplingParams
@@ -67,6 +67,8 @@ def test_models_endpoint_and_a_well_formed_completion():
 
 @pytest.mark.parametrize(("payload", "needle"), [
     (b"{not json", "not valid JSON"),
+    (b"\xff\xfe", "not valid JSON"),
+    (b"[" * 100_000, "not valid JSON"),
     ([1, 2], "JSON object"),
     ({"model": "m"}, "'messages'"),
     ({"model": "m", "messages": []}, "'messages'"),
@@ -158,6 +160,28 @@ def _is_json(data: bytes) -> bool:
     return True
 
 
+class BrokenAgent:
+    """Raises on every call, like a model backend that ran out of memory."""
+
+    name = "broken"
+
+    async def act(self, messages, *, n=1, sampling=SamplingParams(), episode=None):
+        raise RuntimeError("out of memory")
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_an_agent_that_raises_gives_a_500_and_the_server_lives_on():
+    with serve_in_thread(ServeConfig(port=0), BrokenAgent()) as url:
+        with httpx.Client() as client:
+            responses = [post(url, body(), client) for _ in range(3)]
+            alive = client.get(url.removesuffix("/v1") + "/health").json()
+    assert [r.status_code for r in responses] == [500] * 3
+    assert "RuntimeError: out of memory" in responses[0].json()["error"]["message"]
+    assert alive == {"status": "ok"}
+
+
 def test_a_dropped_connection_sends_half_a_body():
     with serve_in_thread(ServeConfig(port=0, drop_rate=1.0), FixedAgent()) as url:
         with pytest.raises(httpx.RemoteProtocolError):
@@ -196,7 +220,8 @@ def test_latency_is_added_to_every_answer():
 # --- the command line -------------------------------------------------------------------------------
 
 
-def test_serve_as_a_process_announces_its_port_and_stops_on_sigint():
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_as_a_process_announces_its_port_and_stops_cleanly(sig):
     proc = subprocess.Popen([sys.executable, "-m", "ragen_eval.serve", "--agent", "random", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -206,7 +231,7 @@ def test_serve_as_a_process_announces_its_port_and_stops_on_sigint():
         url = line[len(LISTENING_PREFIX):].strip()
         assert httpx.get(url + "/models", timeout=10).json()["data"][0]["id"] == "random"
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(sig)
         assert proc.wait(timeout=20) == 0
         proc.stdout.close()
         proc.stderr.close()
@@ -308,9 +333,10 @@ def test_served_oracle_counts_reasoning_sent_in_a_separate_field():
     with serve_in_thread(ServeConfig(port=0, agent="oracle", reasoning_field=True)) as url:
         episodes = play_over_http(url, "sokoban", [0, 1])
     for episode in episodes:
+        assert episode.success
         turn = episode.record()["turns"][0]
-        assert turn["reasoning"] == "optimal play from the state shown"
-        assert "<think>" not in turn["response"]
+        assert turn["reasoning"] == turn["think"] == "optimal play from the state shown"
+        assert turn["format_ok"] and "<think>" not in turn["response"]
 
 
 def test_garbage_output_is_scored_never_raised():
@@ -344,3 +370,32 @@ def test_served_oracle_reads_revealed_payoffs():
         episodes = play_over_http(url, "bandit", list(range(6)), env_config=env_config)
     assert all(e.success for e in episodes)
     assert {e.record()["turns"][0]["actions_executed"][0] for e in episodes} == {"Phoenix"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.fixed_dictionaries({"role": st.sampled_from(["system", "user", "assistant"]),
+                                       "content": st.text(max_size=400)}), min_size=1, max_size=4),
+       st.integers(0, 2**31 - 1))
+def test_chat_policies_answer_any_chat_without_raising(messages, seed):
+    from ragen_eval.agents.chat_policies import ChatOracleAgent, ChatRandomAgent
+
+    for agent in (ChatRandomAgent(), ChatOracleAgent()):
+        (completion,) = asyncio.run(agent.act(messages, sampling=SamplingParams(seed=seed)))
+        assert isinstance(completion.text, str) and completion.text.endswith("</answer>")
+
+
+@settings(max_examples=150, deadline=None)
+@given(env=st.sampled_from(["sokoban", "frozenlake", "bandit"]), seed=st.integers(0, 50),
+       cut=st.floats(0, 1), junk=st.text(alphabet="#_OX\u221aPSG \n.|<>", max_size=80))
+def test_chat_oracle_survives_a_corrupted_real_chat(env, seed, cut, junk):
+    pytest.importorskip("ragen_envs.text")
+    from ragen_envs.text import TextEpisode
+
+    from ragen_eval.agents.chat_policies import ChatOracleAgent
+
+    messages = [dict(m) for m in TextEpisode(env, seed).messages]
+    text = messages[-1]["content"]
+    at = int(cut * len(text))
+    messages[-1]["content"] = text[:at] + junk + text[at + len(junk):]
+    (completion,) = asyncio.run(ChatOracleAgent().act(messages))
+    assert completion.text.endswith("</answer>")

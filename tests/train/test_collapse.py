@@ -37,3 +37,11 @@ def test_state_round_trip_and_bad_settings():
     assert fresh.update(0.01, 1.0) == m.update(0.01, 1.0)
     with pytest.raises(ValueError):
         CollapseMonitor(window=0)
+
+
+def test_steps_without_update_do_not_feed_the_grad_median():
+    m = CollapseMonitor(window=2, grad_spike=5)
+    for norm in (1.0, None, None, 1.0):
+        assert m.update(0.5, norm) == []
+    assert m.grad_norms == [1.0, 1.0] and len(m.stds) == 4
+    assert "spike" in m.update(0.5, 6.0)[0]

@@ -74,3 +74,13 @@ def test_missing_file_and_non_mapping(tmp_path):
     bad.write_text("- 1\n- 2\n")
     with pytest.raises(ValueError, match="mapping"):
         load_config(bad)
+
+
+def test_shipped_configs_resolve():
+    from pathlib import Path
+
+    files = sorted((Path(__file__).parents[2] / "configs").glob("*.yaml"))
+    assert files
+    for path in files:
+        config = load_config(path)
+        assert config.env and config.preset in PRESETS, path

@@ -130,7 +130,7 @@ def test_checkpoint_loads_and_has_the_promised_shape(tiny_model_dir: Path) -> No
     assert provenance["seed"] == 0 and provenance["hidden_size"] == 128
 
 
-def test_generate_is_batched_and_stops_at_eos(tiny_model_dir: Path) -> None:
+def test_generate_runs_batched_with_left_padding(tiny_model_dir: Path) -> None:
     model = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir)
     tok = transformers.AutoTokenizer.from_pretrained(tiny_model_dir)
     chats = [_chat()[:2], _chat()[:4]]
@@ -159,7 +159,8 @@ def test_weights_are_a_pure_function_of_seed(tmp_path: Path) -> None:
 
 def test_default_corpus_covers_the_protocol_text() -> None:
     corpus = "".join(tokenizer_corpus())
-    for needle in ("<think>", "</answer>", "||", "Up", "Down", "Left", "Right"):
+    # protocol vocabulary, and the games' own text (rules, arm names) rendered by ragen_envs.text
+    for needle in ("<think>", "</answer>", "||", "Up", "Down", "Left", "Right", "FrozenLake", "Phoenix", "box"):
         assert needle in corpus
 
 
