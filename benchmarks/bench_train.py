@@ -45,8 +45,11 @@ def bench_ours(model_dir: Path, out_dir: Path, groups: int, size: int, new_token
         f"rollout_batch_size={groups * size}", "save_every=0", "plot_every=0", "resume=false"])
     train(config)
     rows = read_metrics(out_dir / "ours" / "metrics.jsonl")[1:]
+    steps = [r["rollout_s"] + r["update_s"] for r in rows]
     return {
-        "step_s": statistics.median(r["rollout_s"] + r["update_s"] for r in rows),
+        "step_s": statistics.median(steps),
+        "step_min_s": min(steps),
+        "step_cpu_s": statistics.median(r["step_cpu_s"] for r in rows),
         "rollout_s": statistics.median(r["rollout_s"] for r in rows),
         "update_s": statistics.median(r["update_s"] for r in rows),
         "rollout_tokens_per_s": statistics.median(r["rollout_tokens_per_s"] for r in rows),
@@ -74,15 +77,15 @@ def bench_trl(model_dir: Path, out_dir: Path, groups: int, size: int, new_tokens
             out.append(episode.total_reward)
         return out
 
-    stamps: list[float] = []
+    stamps: list[tuple[float, float]] = []  # (wall, process CPU) at each step boundary
 
     class Stamp(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
-            stamps.append(time.perf_counter())
+            stamps.append((time.perf_counter(), time.process_time()))
 
         def on_step_begin(self, args, state, control, **kwargs):
             if not stamps:
-                stamps.append(time.perf_counter())
+                stamps.append((time.perf_counter(), time.process_time()))
 
     micro = min(16, groups * size)
     args = GRPOConfig(
@@ -96,8 +99,10 @@ def bench_trl(model_dir: Path, out_dir: Path, groups: int, size: int, new_tokens
     trainer = GRPOTrainer(model=model, reward_funcs=reward, args=args, train_dataset=data,
                           processing_class=tokenizer, callbacks=[Stamp()])
     trainer.train()
-    per_step = [b - a for a, b in zip(stamps, stamps[1:])][1:]
-    return {"step_s": statistics.median(per_step), "steps_timed": len(per_step)}
+    per_step = [b[0] - a[0] for a, b in zip(stamps, stamps[1:])][1:]
+    cpu = [b[1] - a[1] for a, b in zip(stamps, stamps[1:])][1:]
+    return {"step_s": statistics.median(per_step), "step_min_s": min(per_step),
+            "step_cpu_s": statistics.median(cpu), "steps_timed": len(per_step)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,12 +143,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ours = results["ours"]
     print(f"batch: {a.groups} prompts x {a.size} responses, <= {a.new_tokens} new tokens, {ENV}, tiny model, CPU")
-    print(f"ragen-train  step {ours['step_s']:.2f} s  (rollout {ours['rollout_s']:.2f} s, update {ours['update_s']:.2f} s)"
-          f"  rollout {ours['rollout_tokens_per_s']:.0f} tok/s  update {ours['update_tokens_per_s']:.0f} tok/s")
+    print(f"ragen-train  step median {ours['step_s']:.2f} s, min {ours['step_min_s']:.2f} s  (median rollout "
+          f"{ours['rollout_s']:.2f} s, update {ours['update_s']:.2f} s)  rollout {ours['rollout_tokens_per_s']:.0f} "
+          f"tok/s  update {ours['update_tokens_per_s']:.0f} tok/s  CPU {ours['step_cpu_s']:.2f} s/step")
     if "trl" in results:
         trl = results["trl"]
-        print(f"TRL GRPO     step {trl['step_s']:.2f} s")
-        print(f"ratio TRL / ragen-train step time: {trl['step_s'] / ours['step_s']:.2f}x")
+        print(f"TRL GRPO     step median {trl['step_s']:.2f} s, min {trl['step_min_s']:.2f} s  "
+              f"CPU {trl['step_cpu_s']:.2f} s/step")
+        print(f"ratio TRL / ragen-train: wall median {trl['step_s'] / ours['step_s']:.2f}x, "
+              f"wall min {trl['step_min_s'] / ours['step_min_s']:.2f}x, CPU {trl['step_cpu_s'] / ours['step_cpu_s']:.2f}x")
     elif "trl_error" in results:
         print("TRL failed:\n" + results["trl_error"])
     return 0

@@ -172,6 +172,41 @@ class HumanWindow:
             self._screen = None
 
 
+class FrameOutput:
+    """Where an env's ``render()`` sends its picture: back to the caller or into a window.
+
+    ``rgb_array`` returns the frame; ``human`` draws it in a :class:`HumanWindow` (opened on the first
+    frame, so pygame is imported only then) and returns None. Each env holds one; ``close`` shuts the
+    window, and a later ``human`` frame opens a new one.
+    """
+
+    def __init__(self, title: str) -> None:
+        self.title = title
+        self._window: HumanWindow | None = None
+
+    @property
+    def window_open(self) -> bool:
+        """Whether a ``human`` window is open now."""
+        return self._window is not None
+
+    def emit(self, frame: np.ndarray, render_mode: str, fps: int) -> np.ndarray | None:
+        """The frame for ``rgb_array``; for ``human``, show it (at most ``fps`` frames a second) and return None."""
+        if render_mode == "rgb_array":
+            return frame
+        if render_mode != "human":
+            raise ValueError(f"FrameOutput handles render_mode 'rgb_array' or 'human', got {render_mode!r}")
+        if self._window is None:
+            self._window = HumanWindow(self.title)
+        self._window.show(frame, fps)
+        return None
+
+    def close(self) -> None:
+        """Close the window, if one is open (safe to call twice)."""
+        if self._window is not None:
+            self._window.close()
+            self._window = None
+
+
 def save_gif(frames: Sequence[np.ndarray], path: str | pathlib.Path, fps: int = 4) -> pathlib.Path:
     """Write ``frames`` as a looping animated GIF and return its path.
 

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from ragen_envs.config_dicts import config_from_dict
 from ragen_envs.registration import PRESETS, get_preset
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
 
 from ragen_eval.agents.base import SamplingParams
+from ragen_eval.redaction import redact_url
 
 #: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
 DEFAULT_ENVS: tuple[str, ...] = ("sokoban", "frozenlake", "bandit")
@@ -77,15 +78,6 @@ def parse_shard(spec: str | None) -> tuple[int, int] | None:
     if n < 1 or not 0 <= i < n:
         raise ValueError(f"--shard {spec!r}: need n >= 1 and 0 <= i < n (shards are numbered from 0)")
     return (i, n)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user info, query or fragment, where credentials sometimes hide."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def model_slug(model: str) -> str:
@@ -231,11 +223,7 @@ class EvalConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
         """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
-        names = {f.name for f in fields(cls)}
-        unknown = set(data) - names
-        if unknown:
-            raise ValueError(f"unknown EvalConfig fields: {sorted(unknown)}")
-        return cls(**data)
+        return config_from_dict(cls, data)
 
     def identity(self) -> dict[str, Any]:
         """The fields that decide the results; two runs may share a directory only if these match."""

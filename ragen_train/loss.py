@@ -148,21 +148,26 @@ def value_loss(
     return loss, frac
 
 
-def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
+def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, start: int = 0) -> torch.Tensor:
     """Log-probability of each token given the ones before it, aligned with ``input_ids`` ``[B, T]``.
 
-    ``out[:, t] = log softmax(logits[:, t - 1])[input_ids[:, t]]``; ``out[:, 0] = 0`` (no context).
+    ``logits`` cover positions ``start .. T-1`` (``start > 0`` when the model was asked for the
+    logits of the tail only, to skip a long prompt). ``out[:, t] = log softmax(logits at t - 1)
+    [input_ids[:, t]]`` for ``t > start``, and 0 for ``t <= start``.
     """
-    if logits.shape[:2] != input_ids.shape:
-        raise ValueError(f"logits {tuple(logits.shape)} do not match input_ids {tuple(input_ids.shape)}")
+    width = input_ids.shape[1]
+    if logits.shape[0] != input_ids.shape[0] or logits.shape[1] != width - start:
+        raise ValueError(f"logits {tuple(logits.shape)} do not cover positions {start}..{width - 1} "
+                         f"of input_ids {tuple(input_ids.shape)}")
     logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    picked = logp.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-    return torch.cat([torch.zeros_like(picked[:, :1]), picked], dim=1)
+    picked = logp.gather(-1, input_ids[:, start + 1:].unsqueeze(-1)).squeeze(-1)
+    return torch.nn.functional.pad(picked, (start + 1, 0))
 
 
-def shift_right(per_position: torch.Tensor) -> torch.Tensor:
-    """Align a per-position quantity with the token it predicts: ``out[:, t] = x[:, t - 1]``, ``out[:, 0] = 0``.
+def shift_right(per_position: torch.Tensor, start: int = 0) -> torch.Tensor:
+    """Align a per-position quantity with the token it predicts: ``out[:, t] = x at position t - 1``.
 
-    The entropy and the value *before* token ``t`` come from position ``t - 1``'s output.
+    ``per_position`` covers positions ``start .. T-1``; the result is ``[B, T]`` with zeros up to
+    ``start``. The entropy and the value *before* token ``t`` come from position ``t - 1``'s output.
     """
-    return torch.cat([torch.zeros_like(per_position[:, :1]), per_position[:, :-1]], dim=1)
+    return torch.nn.functional.pad(per_position[:, :-1], (start + 1, 0))

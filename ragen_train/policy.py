@@ -46,16 +46,21 @@ class ActorCritic(nn.Module):
         attention_mask: torch.Tensor,
         *,
         with_values: bool = True,
+        logits_from: int = 0,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Logits ``[B, T, V]`` and, when a critic exists and ``with_values``, per-position values ``[B, T]``.
+        """Logits of positions ``logits_from .. T-1`` ``[B, T - logits_from, V]`` and, when a critic
+        exists and ``with_values``, values of every position ``[B, T]``.
 
-        ``values[:, t]`` is read at position ``t`` (it has seen tokens ``0..t``); use
-        :func:`ragen_train.loss.shift_right` to align it with the token generated next.
+        ``logits_from`` skips the vocabulary projection over a prompt no token is scored on (the
+        projection and its softmax dominate memory for large vocabularies). ``values[:, t]`` is read
+        at position ``t`` (it has seen tokens ``0..t``); :func:`ragen_train.loss.shift_right` aligns
+        it with the token generated next.
         """
         want_values = with_values and self.value_head is not None
         shared = want_values and self.critic_mode == "shared"
+        keep = input_ids.shape[1] - logits_from if logits_from > 0 else 0  # transformers: 0 keeps all
         out = self.lm(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=shared,
-                      use_cache=False)
+                      use_cache=False, logits_to_keep=keep)
         if not want_values:
             return out.logits, None
         if shared:

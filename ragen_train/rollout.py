@@ -261,10 +261,8 @@ def rollout(
                                temperature=temperature, top_p=top_p, batch_size=batch_size, stop_ids=stops)
             texts, finishes = {}, {}
             for i, reply in zip(live, replies):
-                room = max_seq_len - len(trajs[i].input_ids)
-                finished = bool(reply) and reply[-1] in stops
-                reply = reply[:room]
-                finished = finished and len(reply) > 0 and reply[-1] in stops
+                reply = reply[:max_seq_len - len(trajs[i].input_ids)]
+                finished = bool(reply) and reply[-1] in stops  # else it hit max_new_tokens or max_seq_len
                 trajs[i]._append(reply, turn)
                 trajs[i].response_tokens.append(len(reply))
                 texts[i] = tokenizer.decode(reply, skip_special_tokens=True)

@@ -128,18 +128,20 @@ def forward_scores(
     policy.eval()
     for start in range(0, len(mine), config.micro_batch_size):
         idx = mine[start:start + config.micro_batch_size]
-        ids, attn = _trimmed(data, idx, info.device)
         if on_policy and reference is None:
-            continue
+            break
+        ids, attn = _trimmed(data, idx, info.device)
+        start = _first_scored_position(data, idx)
         values = None
         if not on_policy:
-            logits, values = policy(ids, attn, with_values=config.uses_critic)
-            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids).cpu()))
+            logits, values = policy(ids, attn, with_values=config.uses_critic, logits_from=start)
+            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start).cpu()))
         if values is not None:
             parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
         if reference is not None:
-            ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False).logits
-            parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids).cpu()))
+            keep = ids.shape[1] - start if start > 0 else 0
+            ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep).logits
+            parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids, start).cpu()))
     policy.train()
     width = data["input_ids"].shape[1]
     for key, rows in parts.items():
@@ -270,13 +272,14 @@ def _micro_loss(
         return data[key][idx, :width].to(info.device)
 
     mask = take("loss_mask") * int(real)
-    logits, values = model(ids, attn, with_values=config.uses_critic)
-    logp = token_logprobs(logits, ids)
+    start = _first_scored_position(data, idx)
+    logits, values = model(ids, attn, with_values=config.uses_critic, logits_from=start)
+    logp = token_logprobs(logits, ids, start)
     old = take("old_logprobs") if "old_logprobs" in data else logp.detach()  # on-policy: see forward_scores
     pg, stats = policy_loss(logp, old, take("advantages"), mask,
                             clip_ratio_low=config.clip_ratio_low, clip_ratio_high=config.clip_ratio_high,
                             loss_agg_mode=config.loss_agg_mode, denominator=count)
-    entropy = shift_right(entropy_from_logits(logits.float()))
+    entropy = shift_right(entropy_from_logits(logits.float()), start)
     loss = pg - config.entropy_coeff * aggregate(entropy, mask, config.loss_agg_mode, count)
     kl_sum = 0.0
     if "ref_logprobs" in data and config.kl_coef > 0:
@@ -295,6 +298,14 @@ def _micro_loss(
                               float(attn.sum()) * int(real)], dtype=torch.float64)
     # DDP averages gradients over ranks; each rank's loss is a share of a global sum, so undo the mean.
     return loss * info.world_size, parts
+
+
+def _first_scored_position(data: dict[str, torch.Tensor], idx: list[int]) -> int:
+    """The last prompt position of the micro-batch's earliest first response: logits before it
+    score no token, so the model need not project them onto the vocabulary."""
+    mask = data["loss_mask"][idx]
+    firsts = [int(row.nonzero()[0]) for row in mask if row.any()]
+    return max(0, min(firsts) - 1) if firsts else 0
 
 
 def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -418,7 +429,7 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
     log = MetricsLog(run_dir, start) if info.is_main else None
 
     for step in range(start, config.total_steps):
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         policy.eval()
         batch = collect(policy.lm, tokenizer, config, step, info)
         policy.train()
@@ -438,20 +449,21 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
             update_tokens = 0  # every group agreed: nothing to learn from this step
         t2 = time.perf_counter()
         generated = sum(sum(t.response_tokens) for t in batch.trajectories)
-        row.update({"rollout_s": t1 - t0, "update_s": t2 - t1,
+        # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
+        row.update({"rollout_s": t1 - t0, "update_s": t2 - t1, "step_cpu_s": time.process_time() - cpu0,
                     "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
                     "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)})
 
         alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor"))
         row["alerts"] = " | ".join(alerts)
         done = step + 1
-        if info.is_main and config.eval_every and (done % config.eval_every == 0 or done == config.total_steps):
-            row.update(evaluate(policy, tokenizer, config, done, run_dir))
         successes.append(row["success"])
         stop_collapse = bool(alerts) and config.early_stop_on_collapse
         stop_target = (config.target_success is not None and len(successes) >= config.collapse_window
                        and min(successes[-config.collapse_window:]) >= config.target_success)
         last = done == config.total_steps or stop_collapse or stop_target
+        if info.is_main and config.eval_every and (done % config.eval_every == 0 or last):
+            row.update(evaluate(policy, tokenizer, config, done, run_dir))
         if info.is_main:
             log.log(row)
             if done % config.log_every == 0 or last:

@@ -19,6 +19,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 TARGET = REPO / "ragen_eval" / "default_model"
 #: What loading the checkpoint needs; optimizer states, critics and logs stay behind.
+#: Models are compared at ragen-eval's default sampling temperature, the one the default model is used at.
+SELECT_TEMPERATURE = 0.5
 FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
          "chat_template.jinja")
 
@@ -33,8 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.game not in results:
         parser.error(f"{args.results} has no {args.game!r} results; run run_baselines.py --games {args.game} first")
     models = results[args.game]["models"]
-    name, best = max(models.items(), key=lambda item: (item[1]["success"], -item[1]["format_error_rate"]))
-    source = Path(best["path"])
+    key = f"t{SELECT_TEMPERATURE}"
+    name, entry = max(models.items(), key=lambda item: (item[1][key]["success"], -item[1][key]["format_error_rate"]))
+    best = {**entry[key], "path": entry["path"]}
+    source = Path(entry["path"])
     missing = [f for f in FILES if not (source / f).is_file()]
     if missing:
         raise FileNotFoundError(f"{source} lacks {missing}; is it a transformers checkpoint?")
@@ -62,7 +66,7 @@ A tiny Qwen2-architecture causal LM ({size_mb:.1f} MB, random init, trained only
 the best {game} model of the tiny baselines ({name}). See docs/baselines.md for how every baseline
 was trained and how they compare.
 
-Test split ({best['episodes']} episodes, temperature 1.0): success {best['success']:.3f},
+Test split ({best['episodes']} episodes, temperature {SELECT_TEMPERATURE}): success {best['success']:.3f},
 mean reward {best['reward']:.3f}, format-error rate {best['format_error_rate']:.3f}.
 
 Reproduce (from the repository root):

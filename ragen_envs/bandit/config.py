@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ragen_envs.bandit.names import NAME_POOLS
+from ragen_envs.config_dicts import config_from_dict
 
 
 @dataclass(frozen=True)
@@ -61,11 +62,7 @@ class BanditConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> BanditConfig:
         """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown BanditConfig field(s) {unknown}; known fields: {sorted(known)}")
-        return cls(**values)
+        return config_from_dict(cls, values)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""

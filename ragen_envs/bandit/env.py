@@ -11,7 +11,8 @@ from gymnasium import spaces
 
 from ragen_envs.bandit.config import BanditConfig
 from ragen_envs.bandit.level import BanditLevel, certificate, generate
-from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.config_dicts import coerce_config
+from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 #: Tile looks: an arm not pulled, the arm pulled.
@@ -70,12 +71,7 @@ class BanditEnv(gym.Env):
         config: BanditConfig | Mapping[str, Any] | None = None,
         symbols: Mapping[str, str] | None = None,
     ) -> None:
-        if config is None:
-            config = BanditConfig()
-        elif isinstance(config, Mapping):
-            config = BanditConfig.from_dict(config)
-        elif not isinstance(config, BanditConfig):
-            raise TypeError(f"config must be a BanditConfig or a dict, got {type(config).__name__}")
+        config = coerce_config(BanditConfig, config)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.config = config
@@ -90,7 +86,7 @@ class BanditEnv(gym.Env):
         self.certificate: dict[str, Any] | None = None
         self.chosen: int | None = None
         self.last_reward: float | None = None
-        self._window: HumanWindow | None = None
+        self._frames = FrameOutput("ragen Bandit")
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw new arm names and a new order; returns ``(obs, info)``."""
@@ -144,20 +140,14 @@ class BanditEnv(gym.Env):
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "ansi":
             return self.observation_text()
-        if self.render_mode in ("rgb_array", "human"):
-            frame = render_tiles(self._observation()[None, :].astype(np.int64), TILE_STYLES, self.tile_size)
-            if self.render_mode == "rgb_array":
-                return frame
-            if self._window is None:
-                self._window = HumanWindow("ragen Bandit")
-            self._window.show(frame, self.metadata["render_fps"])
-        return None
+        if self.render_mode is None:
+            return None
+        frame = render_tiles(self._observation()[None, :].astype(np.int64), TILE_STYLES, self.tile_size)
+        return self._frames.emit(frame, self.render_mode, self.metadata["render_fps"])
 
     def close(self) -> None:
         """Close the pygame window, if one is open."""
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._frames.close()
 
     # ------------------------------------------------------------------ TextGame protocol
     def action_aliases(self) -> dict[str, int]:

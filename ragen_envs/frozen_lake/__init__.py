@@ -8,7 +8,7 @@
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.env import FrozenLakeEnv
 from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, shortest_path
-from ragen_envs.frozen_lake.planning import ValueTable, certificate, reach_probability, value_iteration
+from ragen_envs.frozen_lake.planning import ValueTable, certificate, plan_turn, reach_probability, value_iteration
 from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "ValueTable",
     "certificate",
     "generate",
+    "plan_turn",
     "reach_probability",
     "shortest_path",
     "value_iteration",

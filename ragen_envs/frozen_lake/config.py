@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
 
+from ragen_envs.config_dicts import config_from_dict
 
 #: Largest lake (in cells) whose no-step-limit optimum is certified when ``certify_unlimited`` is None.
 UNLIMITED_AUTO_CELLS = 256
@@ -66,11 +67,7 @@ class FrozenLakeConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> FrozenLakeConfig:
         """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown FrozenLakeConfig field(s) {unknown}; known fields: {sorted(known)}")
-        return cls(**values)
+        return config_from_dict(cls, values)
 
     @property
     def certifies_unlimited(self) -> bool:

@@ -9,11 +9,12 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ragen_envs.config_dicts import coerce_config
 from ragen_envs.frozen_lake import text
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, neighbour_table
 from ragen_envs.frozen_lake.planning import certificate
-from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 #: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
@@ -86,12 +87,7 @@ class FrozenLakeEnv(gym.Env):
         config: FrozenLakeConfig | Mapping[str, Any] | None = None,
         symbols: Mapping[str, str] | None = None,
     ) -> None:
-        if config is None:
-            config = FrozenLakeConfig()
-        elif isinstance(config, Mapping):
-            config = FrozenLakeConfig.from_dict(config)
-        elif not isinstance(config, FrozenLakeConfig):
-            raise TypeError(f"config must be a FrozenLakeConfig or a dict, got {type(config).__name__}")
+        config = coerce_config(FrozenLakeConfig, config)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.config = config
@@ -102,7 +98,7 @@ class FrozenLakeEnv(gym.Env):
         self._slip_fail = (1.0 - config.success_rate) / 2.0
         self._slip_keep = self._slip_fail + config.success_rate
         self._neighbours = neighbour_table(config.height, config.width).tolist()
-        self._window: HumanWindow | None = None
+        self._frames = FrameOutput("ragen FrozenLake")
         self.level: FrozenLakeLevel | None = None
         self.level_seed: int | None = None
         self.certificate: dict[str, Any] | None = None
@@ -193,21 +189,14 @@ class FrozenLakeEnv(gym.Env):
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "ansi":
             return self.observation_text("grid")
-        if self.render_mode in ("rgb_array", "human"):
-            frame = render_tiles(self._observation(), TILE_STYLES, self.tile_size)
-            if self.render_mode == "rgb_array":
-                return frame
-            if self._window is None:
-                self._window = HumanWindow("ragen FrozenLake")
-            self._window.show(frame, self.metadata["render_fps"])
+        if self.render_mode is None:
             return None
-        return None
+        frame = render_tiles(self._observation(), TILE_STYLES, self.tile_size)
+        return self._frames.emit(frame, self.render_mode, self.metadata["render_fps"])
 
     def close(self) -> None:
         """Close the pygame window, if one is open."""
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._frames.close()
 
     # ------------------------------------------------------------------ TextGame protocol
     @property

@@ -1,4 +1,4 @@
-"""Optimal play on a known lake: value iteration under slipping, and the level's certificate.
+"""Optimal play on a known lake: value iteration under slipping, one turn's plan, and the certificate.
 
 The dynamics are Gymnasium's: an intended move succeeds with probability ``success_rate`` and
 otherwise turns 90 degrees left or right with equal probability; holes and the goal end the game.
@@ -6,13 +6,14 @@ otherwise turns 90 degrees left or right with equal probability; holes and the g
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
-from ragen_envs.frozen_lake.level import FrozenLakeLevel, _shortest_path, neighbour_table
+from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel, _shortest_path, neighbour_table
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,53 @@ def value_iteration(
         success_prob[t] = values
     shape = (horizon + 1, level.height, level.width)
     return ValueTable(success_prob=success_prob.reshape(shape), policy=policy.reshape(shape))
+
+
+def plan_turn(
+    level: FrozenLakeLevel,
+    position: tuple[int, int],
+    *,
+    is_slippery: bool,
+    success_rate: float,
+    turn_actions: int,
+    actions_left: int,
+    turns_left: int,
+) -> list[int]:
+    """The actions an optimal player sends in one turn of the text protocol, standing at ``position``.
+
+    The moves of one answer run blind, so the plan is made up front. Without slipping it is the
+    first ``turn_actions`` moves of a shortest path from ``position``. With slipping it follows the
+    finite-horizon optimal policy over the ``actions_left`` steps that remain, using an even share
+    of them (``ceil(actions_left / turns_left)``, at most ``turn_actions``) so that later turns can
+    re-plan from where the player really lands; each move after the first is planned, with one step
+    fewer to go, from the cell the previous one aims at (the likeliest outcome), and the plan stops
+    once that cell is a hole or the goal. Budgets below 1 count as 1. The plan is never empty:
+    ``[0]`` (Left) when no move helps.
+    """
+    row, col = position
+    if not (0 <= row < level.height and 0 <= col < level.width):
+        raise ValueError(f"position {position!r} lies outside the {level.height}x{level.width} lake")
+    per_turn = max(turn_actions, 1)
+    if not is_slippery:
+        cells = list("".join(level.rows).replace("S", "F"))
+        if cells[row * level.width + col] != "F":
+            return [0]  # on a hole or the goal the game is over; nothing to plan
+        cells[row * level.width + col] = "S"
+        path = _shortest_path("".join(cells), neighbour_table(level.height, level.width).tolist())
+        return (path or [0])[:per_turn]
+    horizon = max(actions_left, 1)
+    table = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=horizon)
+    share = min(per_turn, max(1, math.ceil(actions_left / max(turns_left, 1))))
+    plan: list[int] = []
+    for step in range(share):
+        action = table.action(position, horizon - step)
+        if action < 0:  # a hole or the goal: the policy has no move there
+            break
+        plan.append(action)
+        d_row, d_col = MOVES[action]
+        position = (min(max(position[0] + d_row, 0), level.height - 1),
+                    min(max(position[1] + d_col, 0), level.width - 1))
+    return plan or [0]
 
 
 def _success_within(model: _LakeModel, horizon: int) -> np.ndarray:

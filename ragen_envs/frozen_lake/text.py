@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fractions import Fraction
+
+import numpy as np
 
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 
@@ -59,6 +62,23 @@ def cell_separator(symbols: Mapping[str, str]) -> str:
     return "" if all(len(s) == 1 for s in symbols.values()) else " "
 
 
+def probability_text(probability: float) -> str:
+    """``probability`` written exactly and readably, never in exponent notation.
+
+    A short decimal (``0.8``) when one is exact, else a small fraction (``1/3``), else every digit the
+    float needs. ``Fraction(text)`` reads it back exactly, so a player that plans from the rules plans
+    with the true value.
+    """
+    value = float(probability)
+    decimal = np.format_float_positional(value, unique=True, trim="0")
+    if len(decimal) <= 6:  # at most four decimals: 0.8, 0.25, 0.125
+        return decimal
+    fraction = Fraction(value).limit_denominator(1000)
+    if float(fraction) == value:
+        return f"{fraction.numerator}/{fraction.denominator}"
+    return decimal
+
+
 def rules_text(config: FrozenLakeConfig) -> str:
     """The rules in plain English, matching the configured slipping."""
     lines = [
@@ -67,10 +87,12 @@ def rules_text(config: FrozenLakeConfig) -> str:
         "Walking into the edge of the lake leaves you where you are.",
     ]
     if config.is_slippery:
-        side = (1.0 - config.success_rate) / 2.0
+        success = probability_text(config.success_rate)
+        # The side chance from the value as printed, so that 1/3 gives 1/3 and not 0.33333333333333337.
+        side = probability_text(float((1 - Fraction(success)) / 2))
         lines.append(
-            f"The ice is slippery: a move goes the way you chose with probability {config.success_rate:.2f}; "
-            f"otherwise you slide sideways, at a right angle to it (probability {side:.2f} for each side). "
+            f"The ice is slippery: a move goes the way you chose with probability {success}; "
+            f"otherwise you slide sideways, at a right angle to it (probability {side} for each side). "
             "You never slide backwards."
         )
     else:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from typing import Any
+
+from ragen_envs.config_dicts import coerce_config, config_from_dict
 
 
 @dataclass(frozen=True)
@@ -81,22 +83,12 @@ class SokobanConfig:
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> SokobanConfig:
         """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
-        if unknown:
-            raise ValueError(f"unknown SokobanConfig field(s) {unknown}; known fields: {sorted(known)}")
-        return cls(**dict(values))
+        return config_from_dict(cls, values)
 
     @classmethod
     def coerce(cls, config: SokobanConfig | Mapping[str, Any] | None) -> SokobanConfig:
         """Accept a config, a dict of its fields, or None (the defaults)."""
-        if config is None:
-            return cls()
-        if isinstance(config, cls):
-            return config
-        if isinstance(config, Mapping):
-            return cls.from_dict(config)
-        raise TypeError(f"config must be a SokobanConfig, a dict of its fields or None, got {type(config).__name__}")
+        return coerce_config(cls, config)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form of every field."""

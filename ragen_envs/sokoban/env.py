@@ -8,13 +8,13 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from ragen_envs.rendering import HumanWindow, TileStyle, render_tiles
+from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.sokoban import text_view
 from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
 from ragen_envs.sokoban.generate import generate
 from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, action_offsets, cells_of
-from ragen_envs.sokoban.notation import format_level, parse_level
+from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.text_view import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
@@ -98,7 +98,7 @@ class SokobanEnv(gym.Env):
         self._offsets = action_offsets(w)
         self._grid = np.zeros((h, w), dtype=np.int8)
         self._flat = self._grid.reshape(-1)
-        self._window: HumanWindow | None = None
+        self._frames = FrameOutput("ragen Sokoban")
         self.level: SokobanLevel | None = None
 
     # -- Gymnasium API -------------------------------------------------------------------------
@@ -179,20 +179,14 @@ class SokobanEnv(gym.Env):
             raise RuntimeError("call reset() before render()")
         if self.render_mode == "ansi":
             return self.observation_text("grid", self.symbols)
-        if self.render_mode in ("rgb_array", "human"):
-            frame = render_tiles(self._grid, TILE_STYLES, tile_size=32)
-            if self.render_mode == "rgb_array":
-                return frame
-            if self._window is None:
-                self._window = HumanWindow("ragen Sokoban")
-            self._window.show(frame, self.metadata["render_fps"])
-        return None
+        if self.render_mode is None:
+            return None
+        frame = render_tiles(self._grid, TILE_STYLES, tile_size=32)
+        return self._frames.emit(frame, self.render_mode, self.metadata["render_fps"])
 
     def close(self) -> None:
         """Close the pygame window, if one was opened."""
-        if self._window is not None:
-            self._window.close()
-            self._window = None
+        self._frames.close()
 
     # -- TextGame ------------------------------------------------------------------------------
 

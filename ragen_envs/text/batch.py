@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ragen_envs.config_dicts import coerce_config
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
 
@@ -25,8 +26,7 @@ class EpisodeBatch:
         *,
         render_mode: str | None = None,
     ) -> None:
-        if isinstance(config, Mapping):
-            config = ProtocolConfig.from_dict(config)
+        config = coerce_config(ProtocolConfig, config)  # once, not once per episode
         self.episodes = [TextEpisode(env_name, seed, config, env_config, render_mode=render_mode) for seed in seeds]
         if not self.episodes:
             raise ValueError("EpisodeBatch needs at least one seed")

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
+from ragen_envs.config_dicts import config_from_dict
 from ragen_envs.text.prompts import (
     DEFAULT_FEEDBACK_TEMPLATE,
     DEFAULT_FORMAT_NO_THINK,
@@ -124,13 +125,7 @@ class ProtocolConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ProtocolConfig:
         """Build from a dict such as ``to_dict()`` wrote; unknown keys are an error, missing ones default."""
-        if not isinstance(data, Mapping):
-            raise TypeError(f"ProtocolConfig.from_dict needs a mapping, got {type(data).__name__}")
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown ProtocolConfig fields: {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**dict(data))
+        return config_from_dict(cls, data)
 
 
 def _check_template(name: str, template: Any, allowed: frozenset[str]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from ragen_envs.config_dicts import coerce_config
 from ragen_envs.registration import get_preset, make
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.jsonable import is_plain_json, plain_info, to_jsonable
@@ -65,10 +66,7 @@ class TextEpisode:
     ) -> None:
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-        if isinstance(config, Mapping):
-            config = ProtocolConfig.from_dict(config)
-        elif config is not None and not isinstance(config, ProtocolConfig):
-            raise TypeError(f"config must be a ProtocolConfig, a dict or None, got {type(config).__name__}")
+        config = coerce_config(ProtocolConfig, config)
         self.env_name = env_name
         self.seed = seed
         self.env = make_env(env_name, env_config, render_mode)
@@ -76,7 +74,7 @@ class TextEpisode:
         if not isinstance(game, TextGame):
             raise TypeError(f"{env_name!r} builds a {type(game).__name__}, which does not implement TextGame")
         self.game: TextGame = game
-        self.config = (config or ProtocolConfig()).resolved(game.text_defaults)
+        self.config = config.resolved(game.text_defaults)
         self.env_config = _config_dict(game, env_config)
         _, info = self.env.reset(seed=seed)
         self.level_seed = to_jsonable(info.get("level_seed"))

@@ -4,16 +4,21 @@ The runner calls ``agent.act`` once per live episode, all at once. An in-process
 on one batch of N prompts than on N single prompts, so :class:`TurnBatcher` queues the calls that
 arrive together and hands them to a blocking ``run_batch`` function on a worker thread, one batch at
 a time. Calls that arrive while a batch is running form the next batch; in lockstep evaluation that
-means one model call per turn.
+means one model call per turn. :class:`BatchedAgent` is the ``act`` the hf and vllm backends share.
 """
 
 from __future__ import annotations
 
 import asyncio
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragen_eval.agents.base import Completion, SamplingParams
+
+if TYPE_CHECKING:
+    from ragen_envs.text import TextEpisode
 
 
 @dataclass(frozen=True)
@@ -77,3 +82,36 @@ class TurnBatcher:
             for (_, future), result in zip(batch, results):
                 if not future.done():
                     future.set_result(result)
+
+
+class BatchedAgent(ABC):
+    """Base of the in-process backends (``hf``, ``vllm``): concurrent ``act`` calls answered in batches.
+
+    A subclass loads its model, calls ``super().__init__(max_batch_size)`` and implements
+    :meth:`_run_batch`; the ``Agent`` protocol's ``act`` is inherited.
+    """
+
+    def __init__(self, max_batch_size: int) -> None:
+        self._batcher = TurnBatcher(self._run_batch, max_batch_size=max_batch_size)
+
+    @property
+    def batch_sizes(self) -> list[int]:
+        """Sizes of the batches generated so far (one per turn when episodes run in lockstep)."""
+        return self._batcher.batch_sizes
+
+    async def act(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        episode: TextEpisode | None = None,
+    ) -> list[Completion]:
+        """``n`` sampled replies to ``messages``, generated in one batch with the other pending calls."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        return await self._batcher.submit(ChatRequest(messages=messages, n=n, sampling=sampling))
+
+    @abstractmethod
+    def _run_batch(self, requests: Sequence[ChatRequest]) -> list[list[Completion]]:
+        """Answer a batch (on a worker thread): one list of ``request.n`` completions per request, in order."""

@@ -9,7 +9,6 @@ sharding never change what a built-in agent plays.
 
 from __future__ import annotations
 
-import math
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -76,10 +75,10 @@ class OracleAgent:
     """Optimal play from the level's certificate and true state.
 
     * Sokoban: the certificate's optimal move sequence, ``max_actions_per_turn`` moves a turn.
-    * FrozenLake without slipping: the shortest path, likewise. With slipping, the finite-horizon
-      optimal policy (value iteration on the true lake), re-planned every turn from where the
-      player really is; each turn uses an even share of the remaining action budget, since the
-      moves of one answer are executed blind.
+    * FrozenLake: :func:`ragen_envs.frozen_lake.planning.plan_turn` from where the player really is:
+      a shortest path without slipping; with slipping the finite-horizon optimal policy (value
+      iteration on the true lake), each turn using an even share of the remaining action budget,
+      since the moves of one answer are executed blind.
     * Bandit: the arm with the highest expected reward.
     """
 
@@ -132,33 +131,13 @@ def _sokoban_solution(certificate: dict[str, Any]) -> list[int]:
 
 
 def _frozenlake_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
-    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel
-    from ragen_envs.frozen_lake.planning import value_iteration
+    from ragen_envs.frozen_lake.level import FrozenLakeLevel
+    from ragen_envs.frozen_lake.planning import plan_turn
 
-    cert = episode.certificate
     per_turn, actions_left, turns_left = _budget(episode)
-    per_turn = max(per_turn, 1)
-    level = FrozenLakeLevel(tuple(state["rows"]))
-    if not state["is_slippery"]:
-        return list(cert["shortest_path"])[_actions_taken(episode):][:per_turn] or [0]
-    horizon = max(actions_left, 1)
-    table = value_iteration(level, is_slippery=True, success_rate=cert["success_rate"], horizon=horizon)
-    k = min(per_turn, max(1, math.ceil(actions_left / max(turns_left, 1))))
-    position = tuple(state["player"])
-    plan: list[int] = []
-    for step in range(k):
-        action = table.action(position, horizon - step)
-        if action < 0:
-            break
-        plan.append(action)
-        # Plan the next blind move from the intended cell, the single most likely outcome.
-        dr, dc = MOVES[action]
-        r = min(max(position[0] + dr, 0), level.height - 1)
-        c = min(max(position[1] + dc, 0), level.width - 1)
-        position = (r, c)
-        if level.rows[r][c] in "HG":
-            break
-    return plan or [0]
+    return plan_turn(FrozenLakeLevel(tuple(state["rows"])), tuple(state["player"]),
+                     is_slippery=state["is_slippery"], success_rate=episode.certificate["success_rate"],
+                     turn_actions=per_turn, actions_left=actions_left, turns_left=turns_left)
 
 
 def _bandit_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:

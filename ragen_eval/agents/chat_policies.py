@@ -9,9 +9,8 @@ then rebuilds the game from the state text and plans on it:
 * Sokoban: the grid (RAGEN's symbols) becomes a level in standard notation, which the Sokoban solver
   solves optimally from the current position; the turn plays the first moves of that solution.
 * FrozenLake: the grid gives the lake and the player's cell; slipping and its probability come from
-  the rules text. Without slipping the turn plays a shortest path; with slipping it plays the
-  finite-horizon optimal policy (value iteration) exactly as the in-process oracle does: an even
-  share of the remaining action budget per turn, later moves planned from the intended cell.
+  the rules text (printed exactly, e.g. ``1/3``). The turn is planned by the same function as the
+  in-process oracle's (:func:`ragen_envs.frozen_lake.planning.plan_turn`), so both play alike.
 * Bandit: each arm name is looked up in the name pools to tell the low-risk arm from the high-risk
   one; payoffs are read from the rules when they are revealed, else the game's default payoffs.
 
@@ -26,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import re
 import string
 from dataclasses import dataclass
@@ -225,8 +223,8 @@ def _sokoban_plan(view: ChatView) -> list[str]:
 
 
 def _frozenlake_plan(view: ChatView) -> list[str]:
-    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel, shortest_path
-    from ragen_envs.frozen_lake.planning import value_iteration
+    from ragen_envs.frozen_lake.level import FrozenLakeLevel
+    from ragen_envs.frozen_lake.planning import plan_turn
     from ragen_envs.frozen_lake.text import ACTION_NAMES, DEFAULT_SYMBOLS
 
     letters = {DEFAULT_SYMBOLS["frozen"]: "F", DEFAULT_SYMBOLS["hole"]: "H", DEFAULT_SYMBOLS["goal"]: "G",
@@ -236,40 +234,20 @@ def _frozenlake_plan(view: ChatView) -> list[str]:
     if any(ch in over for row in rows for ch in row):
         raise ValueError("the game is already over in the state shown")
     level = FrozenLakeLevel(tuple("".join(letters[ch] for ch in row) for row in rows))
-    per_turn = max(view.turn_actions, 1)
-    if "not slippery" in view.intro:
-        path = shortest_path(level) or [0]
-        return [ACTION_NAMES[a] for a in path[:per_turn]]
-    match = re.search(r"goes the way you chose with probability ([0-9.]+)", view.intro)
-    if match is None:
-        raise ValueError("the rules do not say how slippery the ice is")
-    success_rate = _unround(float(match.group(1)))
-    horizon = max(view.actions_left, 1)
-    table = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=horizon)
-    k = min(per_turn, max(1, math.ceil(view.actions_left / max(view.turns_left, 1))))
-    position = level.start
-    plan: list[int] = []
-    for step in range(k):
-        action = table.action(position, horizon - step)
-        if action < 0:
-            break
-        plan.append(action)
-        # Later moves of a turn are blind: plan them from the intended cell, the likeliest outcome.
-        dr, dc = MOVES[action]
-        position = (min(max(position[0] + dr, 0), level.height - 1), min(max(position[1] + dc, 0), level.width - 1))
-        if level.rows[position[0]][position[1]] in "HG":
-            break
-    return [ACTION_NAMES[a] for a in plan or [0]]
-
-
-def _unround(value: float, decimals: int = 2) -> float:
-    """The simple fraction (denominator <= 20) that ``value``, printed to ``decimals`` places, came from.
-
-    The rules print the slip probability as ``0.33``; planning with 0.33 instead of the true 1/3 can
-    flip near-ties in the value table, so the oracle would stop matching the in-process one.
-    """
-    snapped = Fraction(value).limit_denominator(20)
-    return float(snapped) if abs(float(snapped) - value) <= 0.5 * 10**-decimals else value
+    is_slippery = "not slippery" not in view.intro
+    success_rate = 1.0
+    if is_slippery:
+        # The rules print the probability exactly ("1/3", "0.8"), so the plan matches the in-process oracle's.
+        match = re.search(r"goes the way you chose with probability (\d+(?:\.\d+)?(?:/\d+)?)", view.intro)
+        if match is None:
+            raise ValueError("the rules do not say how slippery the ice is")
+        try:
+            success_rate = float(Fraction(match.group(1)))
+        except (ValueError, ZeroDivisionError) as exc:
+            raise ValueError(f"cannot read the slip probability {match.group(1)!r}") from exc
+    plan = plan_turn(level, level.start, is_slippery=is_slippery, success_rate=success_rate,
+                     turn_actions=view.turn_actions, actions_left=view.actions_left, turns_left=view.turns_left)
+    return [ACTION_NAMES[a] for a in plan]
 
 
 def _bandit_plan(view: ChatView) -> list[str]:

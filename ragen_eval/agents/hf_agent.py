@@ -13,16 +13,13 @@ index (or from the request's own ``seed`` when it gives one).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragen_eval.agents.base import Completion, SamplingParams
-from ragen_eval.agents.batching import ChatRequest, TurnBatcher
-
-if TYPE_CHECKING:
-    from ragen_envs.text import TextEpisode
+from ragen_eval.agents.base import Completion
+from ragen_eval.agents.batching import BatchedAgent, ChatRequest
 
 
-class HFAgent:
+class HFAgent(BatchedAgent):
     """Chat completions from a ``transformers`` causal LM, batched per turn.
 
     Args:
@@ -66,29 +63,11 @@ class HFAgent:
             eos_ids.append(self.tokenizer.eos_token_id)
         self._eos_ids = frozenset(i for i in eos_ids if i is not None)
         self._batches_run = 0
-        self._batcher = TurnBatcher(self._run_batch, max_batch_size=max_batch_size)
-
-    @property
-    def batch_sizes(self) -> list[int]:
-        """Sizes of the batches generated so far."""
-        return self._batcher.batch_sizes
+        super().__init__(max_batch_size)
 
     def describe(self) -> dict[str, Any]:
         """What a run's config.json records about this agent."""
         return {"backend": "hf", "model": self.model_path, "device": self.device, "seed": self.seed}
-
-    async def act(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        n: int = 1,
-        sampling: SamplingParams = SamplingParams(),
-        episode: TextEpisode | None = None,
-    ) -> list[Completion]:
-        """``n`` sampled replies to ``messages``, generated in a batch with the other pending calls."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        return await self._batcher.submit(ChatRequest(messages=messages, n=n, sampling=sampling))
 
     def _run_batch(self, requests: Sequence[ChatRequest]) -> list[list[Completion]]:
         groups: dict[tuple[Any, ...], list[int]] = {}

@@ -26,12 +26,13 @@ import math
 import random
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 import httpx
 import openai
 
 from ragen_eval.agents.base import Completion, SamplingParams
+from ragen_eval.redaction import redact_url
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -93,15 +94,6 @@ class RequestRateLimiter:
             self._next_start = start + self.interval
         if start > now:
             await asyncio.sleep(start - now)
-
-
-def redact_url(url: str) -> str:
-    """``url`` without user info or query string, which is where keys hide (``https://k@host/?key=``)."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def parse_retry_after(headers: httpx.Headers | None) -> float | None:

@@ -13,16 +13,13 @@ small ``gpu_memory_utilization`` (on the CPU backend it is the share of host mem
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ragen_eval.agents.base import Completion, SamplingParams
-from ragen_eval.agents.batching import ChatRequest, TurnBatcher
-
-if TYPE_CHECKING:
-    from ragen_envs.text import TextEpisode
+from ragen_eval.agents.base import Completion
+from ragen_eval.agents.batching import BatchedAgent, ChatRequest
 
 
-class VLLMAgent:
+class VLLMAgent(BatchedAgent):
     """Chat completions from an in-process ``vllm.LLM``, one ``LLM.chat`` call per turn.
 
     Args:
@@ -42,30 +39,12 @@ class VLLMAgent:
         self.engine_kwargs = dict(engine_kwargs)
         self._vllm = vllm
         self.llm = vllm.LLM(model=self.model_path, **self.engine_kwargs)
-        self._batcher = TurnBatcher(self._run_batch, max_batch_size=max_batch_size)
-
-    @property
-    def batch_sizes(self) -> list[int]:
-        """Sizes of the batches generated so far (one per turn when episodes run in lockstep)."""
-        return self._batcher.batch_sizes
+        super().__init__(max_batch_size)
 
     def describe(self) -> dict[str, Any]:
         """What a run's config.json records about this agent."""
         return {"backend": "vllm", "model": self.model_path, "engine_kwargs": self.engine_kwargs,
                 "vllm_version": self._vllm.__version__}
-
-    async def act(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        n: int = 1,
-        sampling: SamplingParams = SamplingParams(),
-        episode: TextEpisode | None = None,
-    ) -> list[Completion]:
-        """``n`` sampled replies to ``messages``, generated in one batch with the other pending calls."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
-        return await self._batcher.submit(ChatRequest(messages=messages, n=n, sampling=sampling))
 
     def _run_batch(self, requests: Sequence[ChatRequest]) -> list[list[Completion]]:
         params = [

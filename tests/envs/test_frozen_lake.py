@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from fractions import Fraction
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +23,7 @@ from ragen_envs.frozen_lake import (
     generate,
     shortest_path,
 )
+from ragen_envs.frozen_lake.text import probability_text
 
 SEEDS = (0, 1, 2, 7, 42, 2024, 123456789)
 
@@ -221,7 +223,9 @@ def test_text_formats_and_swapped_vocabulary():
     assert both.startswith("P__#\n") and "Goal: (3, 3)" in both
     legend = env.legend_text(coordinate_base=1)
     assert "#  a hole" in legend and "starting at 1" in legend
-    assert "slippery" in env.rules_text() and "0.33" in env.rules_text()
+    assert "with probability 1/3; otherwise" in env.rules_text() and "(probability 1/3 for each side)" in env.rules_text()
+    assert "probability 0.8; otherwise" in FrozenLakeEnv(config={"success_rate": 0.8}).rules_text()
+    assert "(probability 0.1 for each side)" in FrozenLakeEnv(config={"success_rate": 0.8}).rules_text()
     assert "not slippery" in FrozenLakeEnv(config={"is_slippery": False}).rules_text()
     with pytest.raises(ValueError, match="observation format"):
         env.observation_text("pixels")
@@ -229,6 +233,18 @@ def test_text_formats_and_swapped_vocabulary():
         env.observation_text(symbols={"lava": "L"})
     with pytest.raises(ValueError, match="differ"):
         env.observation_text(symbols={"hole": "G"})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.floats(min_value=1e-12, max_value=1.0),
+                 st.builds(lambda k, d: min(k, d) / d, st.integers(1, 1000), st.integers(1, 1000))))
+def test_probabilities_in_the_rules_read_back_exactly(probability):
+    text = probability_text(probability)
+    assert float(Fraction(text)) == probability  # the served oracle plans with what it reads
+    assert "e" not in text.lower() and text.count("/") <= 1
+    exact = Fraction(probability).limit_denominator(1000)
+    if float(exact) == probability and exact.denominator in (3, 7, 9, 11):  # no short decimal: a fraction
+        assert text == f"{exact.numerator}/{exact.denominator}"
 
 
 def test_ansi_is_plain_text_with_the_default_vocabulary():

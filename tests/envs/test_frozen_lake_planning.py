@@ -15,9 +15,11 @@ from ragen_envs.frozen_lake import (
     FrozenLakeLevel,
     certificate,
     generate,
+    plan_turn,
     reach_probability,
     value_iteration,
 )
+from ragen_envs.frozen_lake.level import MOVES
 
 
 def expectimax(level: FrozenLakeLevel, is_slippery: bool, success_rate: float, horizon: int) -> np.ndarray:
@@ -140,3 +142,98 @@ def test_value_table_action_lookup_and_bad_arguments():
         reach_probability(level, success_rate=1.5)
     with pytest.raises(ValueError, match="no hole-free path"):
         certificate(FrozenLakeLevel.from_text("SHG"), FrozenLakeConfig(height=1, width=3))
+
+
+def gym_step_distances(level: FrozenLakeLevel) -> dict[int, int]:
+    """Moves to the goal from every cell with a hole-free path, by BFS over Gymnasium's non-slippery model."""
+    model = GymFrozenLake(desc=list(level.rows), is_slippery=False).P
+    letters = "".join(level.rows)
+    goal = letters.index("G")
+    distance, frontier = {goal: 0}, [goal]
+    while frontier:
+        following = []
+        for s in range(len(letters)):
+            if s in distance or letters[s] == "H":
+                continue
+            if any(model[s][a][0][1] in frontier for a in range(4)):
+                distance[s] = distance[frontier[0]] + 1
+                following.append(s)
+        frontier = following
+    return distance
+
+
+@settings(max_examples=25, deadline=None)
+@given(height=st.integers(1, 5), width=st.integers(2, 5), seed=st.integers(0, 10**6), pick=st.integers(0, 10**6),
+       turn_actions=st.integers(1, 5))
+def test_plan_turn_without_slipping_walks_a_shortest_path_from_anywhere(height, width, seed, pick, turn_actions):
+    level = generate(FrozenLakeConfig(height=height, width=width, p_frozen=0.7), seed)
+    distance = gym_step_distances(level)
+    starts = sorted(s for s, d in distance.items() if d > 0)
+    position = divmod(starts[pick % len(starts)], level.width)
+    moves = 0
+    while level.rows[position[0]][position[1]] != "G":
+        left = distance[position[0] * level.width + position[1]]
+        plan = plan_turn(level, position, is_slippery=False, success_rate=1 / 3, turn_actions=turn_actions,
+                         actions_left=10, turns_left=5)
+        assert len(plan) == min(turn_actions, left)
+        for action in plan:
+            row, col = position[0] + MOVES[action][0], position[1] + MOVES[action][1]
+            assert level.rows[row][col] != "H"
+            position = (row, col)
+            moves += 1
+        assert distance[position[0] * level.width + position[1]] == left - len(plan)  # every move gets closer
+    assert moves == distance[starts[pick % len(starts)]]
+
+
+@settings(max_examples=25, deadline=None)
+@given(size=st.integers(2, 4), seed=st.integers(0, 10**6), success_rate=st.sampled_from([1 / 3, 0.6]),
+       turn_actions=st.integers(1, 5), actions_left=st.integers(1, 10), turns_left=st.integers(1, 5))
+def test_plan_turn_with_slipping_plays_optimal_moves_from_the_intended_cells(size, seed, success_rate, turn_actions,
+                                                                              actions_left, turns_left):
+    level = generate(FrozenLakeConfig(height=size, width=size), seed)
+    values = expectimax(level, True, success_rate, actions_left).reshape(actions_left + 1, -1)
+    model = GymFrozenLake(desc=list(level.rows), success_rate=success_rate).P
+    letters = "".join(level.rows)
+
+    def q(cell: int, action: int, steps: int) -> float:
+        return sum(p * (1.0 if letters[n] == "G" else values[steps - 1, n]) for p, n, _, _ in model[cell][action])
+
+    position = level.start
+    plan = plan_turn(level, position, is_slippery=True, success_rate=success_rate, turn_actions=turn_actions,
+                     actions_left=actions_left, turns_left=turns_left)
+    share = min(turn_actions, -(-actions_left // turns_left))
+    assert 1 <= len(plan) <= share
+    for step, action in enumerate(plan):
+        cell = position[0] * level.width + position[1]
+        steps = actions_left - step
+        assert q(cell, action, steps) == pytest.approx(max(q(cell, a, steps) for a in range(4)), abs=1e-12)
+        row = min(max(position[0] + MOVES[action][0], 0), level.height - 1)
+        col = min(max(position[1] + MOVES[action][1], 0), level.width - 1)
+        position = (row, col)
+        if level.rows[row][col] in "HG":  # a plan stops at the first intended hole or goal
+            assert step == len(plan) - 1
+    if len(plan) < share:
+        assert level.rows[position[0]][position[1]] in "HG"
+
+
+def test_plan_turn_by_hand_and_bad_positions():
+    level = FrozenLakeLevel.from_text("SFFG")
+    assert plan_turn(level, (0, 1), is_slippery=False, success_rate=1.0, turn_actions=5, actions_left=9,
+                     turns_left=5) == [2, 2]
+    # Slipping that never happens: the share is ceil(10 / 2) = 5, but the plan stops at the goal after 3.
+    assert plan_turn(level, (0, 0), is_slippery=True, success_rate=1.0, turn_actions=5, actions_left=10,
+                     turns_left=2) == [2, 2, 2]
+    # "SG/HF": Up is safe (its slips bump the border or slide onto the goal) and leaves the player in place, so
+    # the even share of 10 actions over 5 turns is two Ups.
+    assert plan_turn(FrozenLakeLevel.from_text("SG\nHF"), (0, 0), is_slippery=True, success_rate=1 / 3,
+                     turn_actions=5, actions_left=10, turns_left=5) == [3, 3]
+    # "SG/FH" with two steps left: Up first (safe); the second move has one step to go, where every move but
+    # Left wins with 1/3 and the tie goes to the lowest action id, Down. Planning it with two steps gives Up.
+    assert plan_turn(FrozenLakeLevel.from_text("SG\nFH"), (0, 0), is_slippery=True, success_rate=1 / 3,
+                     turn_actions=5, actions_left=2, turns_left=1) == [3, 1]
+    for slippery in (False, True):
+        assert plan_turn(level, (0, 3), is_slippery=slippery, success_rate=1 / 3, turn_actions=5, actions_left=4,
+                         turns_left=2) == [0]
+        with pytest.raises(ValueError, match="outside the 1x4 lake"):
+            plan_turn(level, (1, 0), is_slippery=slippery, success_rate=1 / 3, turn_actions=5, actions_left=4,
+                      turns_left=2)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from ragen_envs.rendering import (
     GRID_LINE_COLOR,
     SHAPES,
+    FrameOutput,
     HumanWindow,
     TileStyle,
     frame_with_text,
@@ -161,6 +162,42 @@ def test_human_window_shows_and_closes(monkeypatch):
     window.show(frame, fps=1000)
     window.close()
     window.close()
+
+
+def test_frame_output_returns_rgb_frames_without_pygame_and_shows_human_ones(monkeypatch):
+    frame = render_tiles(np.array([[0, 1]]), STYLES, 16)
+    output = FrameOutput("test")
+    with monkeypatch.context() as without_pygame:
+        without_pygame.setitem(sys.modules, "pygame", None)  # rgb_array must not need the [render] extra
+        assert output.emit(frame, "rgb_array", fps=4) is frame and not output.window_open
+        with pytest.raises(ImportError, match=r"ragen-envs\[render\]"):
+            output.emit(frame, "human", fps=4)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    pygame = pytest.importorskip("pygame")
+
+    assert output.emit(frame, "human", fps=1000) is None and output.window_open and pygame.display.get_init()
+    output.close()
+    output.close()
+    assert not output.window_open and not pygame.display.get_init()
+    with pytest.raises(ValueError, match="render_mode"):
+        output.emit(frame, "ansi", fps=4)
+
+
+@pytest.mark.parametrize("name", ["bandit", "frozenlake", "sokoban"])
+def test_every_game_opens_a_human_window_and_closes_it(monkeypatch, name):
+    pygame = pytest.importorskip("pygame")
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    import ragen_envs
+
+    env = ragen_envs.make(name, render_mode="human").unwrapped
+    env.metadata = {**env.metadata, "render_fps": 1000}
+    env.reset(seed=0)
+    assert env.render() is None and pygame.display.get_init()
+    env.close()
+    assert not pygame.display.get_init()
+    rgb = ragen_envs.make(name, render_mode="rgb_array")
+    rgb.reset(seed=0)
+    assert rgb.render().ndim == 3
 
 
 def test_missing_optional_packages_name_the_extra(monkeypatch, tmp_path):

@@ -203,8 +203,9 @@ def test_human_mode_opens_and_closes_a_window(monkeypatch):
     env = SokobanEnv(render_mode="human")
     env.reset(seed=0)
     env.step(0)
-    assert env._window is not None
+    pygame = pytest.importorskip("pygame")
+    assert env._frames.window_open and pygame.display.get_init()
     env.close()
-    assert env._window is None
+    assert not env._frames.window_open and not pygame.display.get_init()
     with pytest.raises(ValueError, match="render_mode must be one of"):
         SokobanEnv(render_mode="video")

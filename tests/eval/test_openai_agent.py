@@ -19,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragen_eval.agents.base import Completion, SamplingParams
-from ragen_eval.agents.openai_agent import OpenAIChatAgent, parse_retry_after, redact_url
+from ragen_eval.agents.openai_agent import OpenAIChatAgent, parse_retry_after
+from ragen_eval.redaction import redact_url
 from ragen_eval.serve import ServeConfig, serve_in_thread
 
 
@@ -222,6 +223,7 @@ def test_the_api_key_is_never_shown_and_urls_are_redacted():
     assert "sk-secret-123" not in shown and "hunter2" not in shown
     assert agent.describe()["base_urls"] == ["https://api.example.com/v1"]
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
+    assert redact_url("https://user:pw@[::1]:8443/v1?api_key=k#k") == "https://[::1]:8443/v1"
     asyncio.run(agent.aclose())
 
 

@@ -105,3 +105,16 @@ def test_token_logprobs_alignment():
     assert out[0, 0] == 0
     assert out[1, 2].item() == pytest.approx(torch.log_softmax(logits[1, 1], -1)[6].item(), rel=1e-6)
     torch.testing.assert_close(shift_right(torch.tensor([[1.0, 2.0, 3.0]])), torch.tensor([[0.0, 1.0, 2.0]]))
+
+
+def test_tail_only_logits_give_the_same_logprobs_and_entropy():
+    logits = torch.randn(2, 6, 5, generator=torch.Generator().manual_seed(1))
+    ids = torch.tensor([[1, 2, 3, 4, 0, 1], [4, 3, 2, 1, 0, 2]])
+    full = token_logprobs(logits, ids)
+    tail = token_logprobs(logits[:, 3:], ids, start=3)
+    assert torch.equal(tail[:, :4], torch.zeros(2, 4))
+    torch.testing.assert_close(tail[:, 4:], full[:, 4:])
+    ent = entropy_from_logits(logits)
+    torch.testing.assert_close(shift_right(ent[:, 3:], start=3)[:, 4:], shift_right(ent)[:, 4:])
+    with pytest.raises(ValueError, match="cover"):
+        token_logprobs(logits[:, 2:], ids, start=3)

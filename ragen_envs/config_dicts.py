@@ -1,0 +1,36 @@
+"""Config dataclasses from plain dicts, the form they take in JSON files, presets and keyword arguments.
+
+Every config of the package (the games', the text protocol's, the harness's) is read the same way:
+unknown keys are an error that names them and lists the known ones, since a misspelt field that
+silently kept its default would change an experiment without a trace.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any, TypeVar
+
+ConfigT = TypeVar("ConfigT")
+
+
+def config_from_dict(cls: type[ConfigT], values: Mapping[str, Any]) -> ConfigT:
+    """``cls(**values)`` for the dataclass ``cls``; missing fields default, unknown keys raise a ValueError."""
+    if not isinstance(values, Mapping):
+        raise TypeError(f"{cls.__name__}.from_dict needs a mapping, got {type(values).__name__}")
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"unknown {cls.__name__} fields: {unknown}; known fields: {sorted(known)}")
+    return cls(**dict(values))
+
+
+def coerce_config(cls: type[ConfigT], config: ConfigT | Mapping[str, Any] | None) -> ConfigT:
+    """Accept a ``cls`` instance, a dict of its fields, or None (the defaults)."""
+    if config is None:
+        return cls()
+    if isinstance(config, cls):
+        return config
+    if isinstance(config, Mapping):
+        return config_from_dict(cls, config)
+    raise TypeError(f"config must be a {cls.__name__}, a dict of its fields or None, got {type(config).__name__}")
