@@ -99,7 +99,8 @@ def tokenizer_corpus() -> list[str]:
     """The fixed text the tiny tokenizer is trained on: protocol vocabulary plus the games' own text.
 
     The games' text (rules, legends, prompts, observations of a few fixed levels per preset) comes
-    from ``ragen_envs.text`` when it is installed; the corpus is a deterministic function of the code.
+    from ``ragen_envs.text``, so the corpus is a deterministic function of the code: a change to the
+    protocol's wording changes the tokenizer built from then on (saved checkpoints keep theirs).
     """
     corpus = [_PROTOCOL_TEXT]
     corpus.extend(_game_text())
@@ -107,12 +108,9 @@ def tokenizer_corpus() -> list[str]:
 
 
 def _game_text() -> list[str]:
-    """Chat text of the first turn of a few fixed levels of every preset (empty without the text layer)."""
-    try:
-        from ragen_envs.text import TextEpisode
-    except ImportError:  # the text protocol is not built yet / not installed: protocol text only
-        return []
+    """Chat text of the first turn of three fixed levels of every registered preset."""
     from ragen_envs import PRESETS
+    from ragen_envs.text import TextEpisode
 
     texts: list[str] = []
     for preset in PRESETS:
