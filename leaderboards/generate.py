@@ -1,11 +1,13 @@
-"""Regenerate this directory: play the random and oracle baselines, then write the leaderboard.
+"""Regenerate this directory: play random, oracle and the embedded default model, then write the leaderboard.
 
-    python leaderboards/generate.py                       # baselines only (what is committed)
+    python leaderboards/generate.py                       # random, oracle, default (what is committed)
     python leaderboards/generate.py runs/my-model__openai__test ...   # add evaluated runs
 
-Baselines play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
-(the harness default), into runs/leaderboard/ (not committed; rerunning resumes and skips finished
-episodes). Each run's config.json and summary.json are copied to leaderboards/runs/ so the
+The three play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
+(the harness default), into runs/leaderboard/; the default model (``--model default``, the tiny
+Sokoban checkpoint in ragen_eval/default_model/, hf backend, in process) plays FrozenLake and Bandit
+too, which it was never trained on. runs/ is not committed; rerunning resumes and skips finished
+episodes. Each run's config.json and summary.json are copied to leaderboards/runs/ so the
 committed tables can be traced to exact settings and package versions.
 """
 
@@ -17,6 +19,7 @@ import sys
 from pathlib import Path
 
 from ragen_eval.config import BUILTIN_MODELS, DEFAULT_ENVS, EvalConfig
+from ragen_eval.embedded_model import DEFAULT_MODEL
 from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 from ragen_eval.run_dir import CONFIG_FILE, SUMMARY_FILE
 from ragen_eval.runner import evaluate
@@ -28,12 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     """Play the baselines, build the leaderboard, write it next to this script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", help="extra run directories to rank")
-    parser.add_argument("--episodes", type=int, default=256, help="levels per env for the baselines")
+    parser.add_argument("--episodes", type=int, default=256, help="levels per env for random, oracle and default")
     parser.add_argument("--runs-dir", default="runs/leaderboard", help="where the baseline runs are played")
     parser.add_argument("--out", default=str(HERE), help="output directory (default: this directory)")
     args = parser.parse_args(argv)
     run_dirs = []
-    for model in BUILTIN_MODELS:
+    for model in (*BUILTIN_MODELS, DEFAULT_MODEL):
         config = EvalConfig(model=model, envs=list(DEFAULT_ENVS), episodes=args.episodes, split="test")
         path = Path(args.runs_dir) / config.run_name()
         evaluate(config, path, progress=sys.stderr.isatty())

@@ -2,14 +2,14 @@
 
 Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluates)::
 
-    ragen-eval [evaluate] --model NAME [--base-url URL ...] [--env sokoban,frozenlake,bandit] ...
+    ragen-eval [evaluate] [--model default|random|oracle|NAME|PATH] [--base-url URL ...] [--env ...] ...
                           [--judge-model NAME --judge-base-url URL ...]
     ragen-eval judge RUN --judge-model NAME [--judge-base-url URL | --judge-backend vllm|hf]
     ragen-eval show RUN [--episode ENV:SEED]
     ragen-eval compare RUN_A RUN_B
     ragen-eval merge SHARD_DIR... --out DIR
     ragen-eval leaderboard RUN_DIR... [--out leaderboards/]
-    ragen-eval serve --agent random|oracle|PATH --port P
+    ragen-eval serve --agent random|oracle|default|PATH --port P
     ragen-eval ls
 """
 
@@ -57,11 +57,14 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``ragen-eval evaluate``."""
     from ragen_eval.config import DEFAULT_ENVS, EvalConfig
 
-    d = EvalConfig(model="random")
+    d = EvalConfig()
     g = p.add_argument_group("model")
-    g.add_argument("--model", required=True, help="served model name, a checkpoint path (vllm/hf), or random|oracle")
+    g.add_argument("--model", default=d.model,
+                   help="served model name, a checkpoint path (vllm/hf), random|oracle, or default: the tiny "
+                        "Sokoban model embedded in the package (the default when --model is not given)")
     g.add_argument("--backend", choices=("builtin", "openai", "vllm", "hf"), default=None,
-                   help="default: builtin for random/oracle, openai when --base-url or --local-server is given")
+                   help="default: openai when --base-url or --local-server is given, else builtin for "
+                        "random/oracle and hf for default")
     g.add_argument("--base-url", action="append", default=[], dest="base_urls",
                    help="OpenAI-compatible endpoint (…/v1); repeat to spread load over several servers")
     g.add_argument("--model-args", action="append", default=[], metavar="KEY=VALUE",

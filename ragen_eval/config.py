@@ -20,6 +20,7 @@ from ragen_envs.registration import PRESETS, get_preset
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
 
 from ragen_eval.agents.base import SamplingParams
+from ragen_eval.embedded_model import DEFAULT_MODEL
 from ragen_eval.redaction import redact_url
 
 #: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
@@ -32,7 +33,7 @@ ENV_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "frozenlake_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("FrozenLakeEnv")),
     "bandit_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("BanditEnv")),
 })
-#: Backends ``make_agent`` knows; ``builtin`` serves ``--model random|oracle``.
+#: Backends ``make_agent`` knows; ``builtin`` serves ``--model random|oracle``, ``hf`` the embedded ``default``.
 BACKENDS: tuple[str, ...] = ("builtin", "openai", "vllm", "hf")
 BUILTIN_MODELS: tuple[str, ...] = ("random", "oracle")
 
@@ -93,10 +94,12 @@ def model_slug(model: str) -> str:
 class EvalConfig:
     """One evaluation run: which model plays which levels, how it is sampled, how it is reached."""
 
-    model: str
-    """Model name sent to the endpoint, a checkpoint path (vllm/hf), or ``random``/``oracle``."""
+    model: str = DEFAULT_MODEL
+    """Model name sent to the endpoint, a checkpoint path (vllm/hf), ``random``/``oracle``, or
+    ``default`` (the checkpoint embedded in the package, :mod:`ragen_eval.embedded_model`)."""
     backend: str | None = None
-    """builtin | openai | vllm | hf; None picks builtin for random/oracle, openai with a base URL."""
+    """builtin | openai | vllm | hf; None picks builtin for random/oracle, hf for ``default``, openai
+    with a base URL or ``local_server``."""
     base_urls: list[str] = field(default_factory=list)
     """OpenAI-compatible endpoints; several spread the load round-robin."""
     model_args: dict[str, Any] = field(default_factory=dict)
@@ -190,6 +193,8 @@ class EvalConfig:
             return "openai"
         if self.model in BUILTIN_MODELS:
             return "builtin"
+        if self.model == DEFAULT_MODEL:
+            return "hf"
         raise ValueError(f"cannot tell how to reach model {self.model!r}: give --base-url URL, "
                          "--local-server, or --backend vllm|hf for a local checkpoint")
 

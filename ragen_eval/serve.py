@@ -7,6 +7,7 @@ concurrency) can be run and tested on loopback without a model hub or an API key
 * ``random``: a uniformly random valid action each turn (:class:`ragen_eval.agents.chat_policies.ChatRandomAgent`);
 * ``oracle``: optimal play, reconstructed from the observation text in the chat
   (:class:`ragen_eval.agents.chat_policies.ChatOracleAgent`);
+* ``default``: the checkpoint embedded in the package (:mod:`ragen_eval.embedded_model`), through :class:`HFAgent`;
 * ``PATH``: a local ``transformers`` checkpoint directory, served through :class:`HFAgent`.
 
 Faults are injected per request, each with its own probability, drawn from a private RNG seeded by
@@ -59,7 +60,7 @@ _TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 class ServeConfig:
     """What ``ragen-eval serve`` serves and which faults it injects (rates are per-request probabilities)."""
 
-    agent: str = "random"  # random | oracle | a checkpoint directory
+    agent: str = "random"  # random | oracle | default (the embedded checkpoint) | a checkpoint directory
     host: str = "127.0.0.1"
     port: int = 8000
     model_name: str | None = None  # the id /v1/models reports; defaults to the agent
@@ -148,9 +149,12 @@ def make_server_agent(config: ServeConfig) -> Agent:
         return ChatOracleAgent()
     from pathlib import Path
 
-    path = Path(config.agent)
+    from ragen_eval.embedded_model import resolve_model_path
+
+    path = Path(resolve_model_path(config.agent))
     if not path.is_dir():
-        raise ValueError(f"--agent must be 'random', 'oracle' or a checkpoint directory; {config.agent!r} is none")
+        raise ValueError(f"--agent must be 'random', 'oracle', 'default' or a checkpoint directory; "
+                         f"{config.agent!r} is none")
     from ragen_eval.agents.hf_agent import HFAgent
 
     return HFAgent(str(path), device=config.device)
@@ -415,7 +419,8 @@ def serve_in_thread(config: ServeConfig, agent: Agent | None = None) -> Iterator
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the ``serve`` options to ``parser`` (used by ``ragen-eval serve`` and ``python -m ragen_eval.serve``)."""
     d = ServeConfig()
-    parser.add_argument("--agent", default=d.agent, help="random | oracle | a transformers checkpoint directory")
+    parser.add_argument("--agent", default=d.agent,
+                        help="random | oracle | default (the embedded checkpoint) | a transformers checkpoint directory")
     parser.add_argument("--host", default=d.host, help="interface to bind (default: loopback only)")
     parser.add_argument("--port", type=int, default=d.port, help="TCP port; 0 picks a free one")
     parser.add_argument("--model-name", default=None, help="model id reported by /v1/models (default: the agent)")

@@ -10,7 +10,9 @@ stop token it sampled, so it learns to stop). The environment's part of the sequ
 tokenizer's own chat template: the chat is rendered with a placeholder where the newest assistant
 reply goes, and the text after the placeholder is the environment's next contribution. Nothing here
 knows any model family's markers. The model generates from exactly the ids stored, so the
-log-probabilities recomputed at training time are those of the sampled text.
+log-probabilities recomputed at training time are those of the sampled text. :func:`append_turn`
+is the one place a turn's layout is decided; SFT (:func:`ragen_train.sft.tokenize_chat`) calls it
+too, so demonstrations are laid out exactly as rollouts.
 """
 
 from __future__ import annotations
@@ -169,6 +171,66 @@ def stop_token_ids(tokenizer: Any, model: Any) -> list[int]:
     return sorted(ids)
 
 
+def append_turn(
+    traj: Trajectory,
+    tokenizer: Any,
+    reply: Sequence[int],
+    after: str,
+    *,
+    turn: int,
+    reward: float,
+    stop_ids: Sequence[int],
+    add_stop: bool = False,
+    final: bool = False,
+    max_seq_len: int | None = None,
+) -> None:
+    """Lay out one assistant turn in ``traj``: the reply (mask 1, the turn's reward on its last token),
+    then, unless ``final``, the environment's text up to the next generation header (mask 0).
+
+    The single place where the token layout of a turn is decided; rollouts and SFT both call it.
+    ``after`` is the text the chat template puts after the reply: its end marker, then the next
+    user message and generation header (:func:`env_turn_text`); for a ``final`` turn only the part
+    that decides the stop token matters. The end marker belongs to the model when it is one of
+    ``stop_ids``, because generating it is how the model ends its turn:
+
+    - a sampled reply that ended with that stop token already holds it, so it is not repeated;
+    - ``add_stop=True`` (a demonstration, whose text never contains the marker) appends it;
+    - a sampled reply cut off by the token limit has none: the marker then goes in as
+      environment text (mask 0), which is what the model conditions on in the next turn.
+
+    With ``max_seq_len``, environment text that would reach it is not appended and
+    ``traj.overflowed`` is set instead (later turns are then played without tokens).
+    """
+    reply = list(reply)
+    stops = {tokenizer.convert_ids_to_tokens(int(i)): int(i) for i in stop_ids}
+    marker = next((text for text in stops if text and after.startswith(text)), None)
+    if add_stop:
+        if marker is None:
+            raise ValueError(f"the chat template closes a reply with {after[:20]!r}, which starts with none of the "
+                             f"stop tokens {sorted(stops)}; a model trained on it could never end its turn")
+        reply.append(stops[marker])
+        after = after[len(marker):]
+    elif marker is not None and reply and reply[-1] == stops[marker]:
+        after = after[len(marker):]  # the model already sampled the template's end marker
+    traj._append(reply, turn)
+    traj.response_tokens.append(len(reply))
+    traj._add_reward(reward)
+    if final:
+        return
+    ids = encode_text(tokenizer, after)
+    if max_seq_len is not None and len(traj.input_ids) + len(ids) >= max_seq_len:
+        traj.overflowed = True
+    else:
+        traj._append(ids, None)
+
+
+def start_trajectory(tokenizer: Any, messages: list[dict[str, str]], group: int = 0) -> Trajectory:
+    """A trajectory holding the first prompt (system + first user message + generation header), mask 0."""
+    traj = Trajectory(group=group)
+    traj._append(encode_text(tokenizer, render_chat(tokenizer, messages, add_generation_prompt=True)), None)
+    return traj
+
+
 @torch.no_grad()
 def generate(
     model: Any,
@@ -239,16 +301,13 @@ def rollout(
         raise ValueError("training needs the protocol's context='full': every turn extends one token sequence")
     all_seeds = [int(s) for s in seeds for _ in range(group_size)]
     batch = EpisodeBatch(env, all_seeds, config=protocol, env_config=env_config)
-    trajs = [Trajectory(group=i // group_size) for i in range(len(all_seeds))]
     stops = stop_token_ids(tokenizer, model)
-    chats: list[list[dict[str, str]]] = []
-    for traj, episode in zip(trajs, batch.episodes):
-        chat = episode.messages
-        traj._append(encode_text(tokenizer, render_chat(tokenizer, chat, add_generation_prompt=True)), None)
+    chats = [episode.messages for episode in batch.episodes]
+    trajs = [start_trajectory(tokenizer, chat, group=i // group_size) for i, chat in enumerate(chats)]
+    for traj in trajs:
         if len(traj.input_ids) >= max_seq_len:
             raise ValueError(f"the first prompt of {env} is {len(traj.input_ids)} tokens, more than "
                              f"max_seq_len={max_seq_len}")
-        chats.append(chat)
 
     devices = [torch.cuda.current_device()] if next(model.parameters()).is_cuda else []
     with torch.random.fork_rng(devices=devices):
@@ -259,13 +318,11 @@ def rollout(
             live = [i for i in active if not trajs[i].overflowed]
             replies = generate(model, tokenizer, [trajs[i].input_ids for i in live], max_new_tokens=max_new_tokens,
                                temperature=temperature, top_p=top_p, batch_size=batch_size, stop_ids=stops)
-            texts, finishes = {}, {}
+            sampled, texts, finishes = {}, {}, {}
             for i, reply in zip(live, replies):
-                reply = reply[:max_seq_len - len(trajs[i].input_ids)]
-                finished = bool(reply) and reply[-1] in stops  # else it hit max_new_tokens or max_seq_len
-                trajs[i]._append(reply, turn)
-                trajs[i].response_tokens.append(len(reply))
-                texts[i] = tokenizer.decode(reply, skip_special_tokens=True)
+                sampled[i] = reply[:max_seq_len - len(trajs[i].input_ids)]
+                finished = bool(sampled[i]) and sampled[i][-1] in stops  # else it hit max_new_tokens or max_seq_len
+                texts[i] = tokenizer.decode(sampled[i], skip_special_tokens=True)
                 finishes[i] = None if finished else "length"
             for i in active:
                 if trajs[i].overflowed:
@@ -273,19 +330,13 @@ def rollout(
             records = batch.step([texts[i] for i in active], finish_reasons=[finishes[i] for i in active])
             for i, record in zip(active, records):
                 traj, episode = trajs[i], batch.episodes[i]
-                traj._add_reward(float(record["reward"]) + float(record["penalty"]))
-                if episode.done or traj.overflowed:
+                reward = float(record["reward"]) + float(record["penalty"])
+                if traj.overflowed:
+                    traj._add_reward(reward)
                     continue
-                tail = env_turn_text(tokenizer, chats[i], episode.messages)
-                if traj.loss_mask[-1] and traj.input_ids[-1] in stops:
-                    sampled_stop = tokenizer.convert_ids_to_tokens(traj.input_ids[-1])
-                    if tail.startswith(sampled_stop):
-                        tail = tail[len(sampled_stop):]  # the model already sampled the template's end marker
-                ids = encode_text(tokenizer, tail)
-                if len(traj.input_ids) + len(ids) >= max_seq_len:
-                    traj.overflowed = True
-                else:
-                    traj._append(ids, None)
+                after = "" if episode.done else env_turn_text(tokenizer, chats[i], episode.messages)
+                append_turn(traj, tokenizer, sampled[i], after, turn=turn, reward=reward, stop_ids=stops,
+                            final=episode.done, max_seq_len=max_seq_len)
                 chats[i] = episode.messages
             turn += 1
     for traj, record in zip(trajs, batch.records()):

@@ -1,8 +1,8 @@
 """``ragen-train sft``: supervised warm start on demonstration episodes.
 
 Demonstrations (:mod:`ragen_train.demos`) are played through the text protocol and tokenised with
-the rollout's own template pieces into the same layout and loss mask as an RL episode
-(:func:`tokenize_chat`), so SFT trains exactly the tokens the policy later generates: every
+the rollout's own :func:`~ragen_train.rollout.append_turn` into the same layout and loss mask as an RL
+episode (:func:`tokenize_chat`), so SFT trains exactly the tokens the policy later generates: every
 assistant reply (thought, answer and its end-of-turn token), never the prompts or the
 environment's turns.
 
@@ -88,46 +88,43 @@ class Example:
     loss_mask: list[int]
 
 
-def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]]) -> tuple[list[int], list[int]]:
+def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
+                  stop_ids: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
     """Token ids of a finished chat and its loss mask, laid out exactly as a rollout lays out an episode.
 
-    Built from the rollout's own pieces (:func:`~ragen_train.rollout.render_chat`,
-    :func:`~ragen_train.rollout.encode_text`, :func:`~ragen_train.rollout.env_turn_text`): the first
-    prompt with its generation header (mask 0), then per assistant reply its tokens plus the
-    end-of-turn token the template puts after it (mask 1: what the model samples, stop included),
-    then the environment's text up to the next generation header (mask 0).
+    Every turn goes through the rollout's own :func:`~ragen_train.rollout.append_turn`: the first
+    prompt with its generation header (mask 0), then per assistant reply its tokens plus the stop
+    token that closes it (mask 1: what the model samples, stop included), then the environment's
+    text up to the next generation header (mask 0). ``stop_ids`` are the ids that may end a reply
+    (default: the tokenizer's EOS); the one the template closes replies with is used. A reply is
+    taken as finished: a rollout reply cut off by the token limit has no stop token, so for it the
+    two layouts differ in that token's mask (and, on the last turn, its presence).
     """
-    from ragen_train.rollout import encode_text, env_turn_text, render_chat
+    from ragen_train.rollout import append_turn, encode_text, env_turn_text, render_chat, start_trajectory
 
     chat = list(messages)
     firsts = [k for k, m in enumerate(chat) if m.get("role") == "assistant"]
     if not firsts:
         raise ValueError("the chat has no assistant reply to train on")
-    eos = tokenizer.eos_token
-    prompt = render_chat(tokenizer, chat[:firsts[0]], add_generation_prompt=True)
-    ids = encode_text(tokenizer, prompt)
-    mask = [0] * len(ids)
+    if stop_ids is None:
+        if tokenizer.eos_token_id is None:
+            raise ValueError("the tokenizer has no EOS token; pass stop_ids")
+        stop_ids = [int(tokenizer.eos_token_id)]
+    traj = start_trajectory(tokenizer, chat[:firsts[0]])
     for n, k in enumerate(firsts):
         before = chat[:k]
-        if n + 1 < len(firsts):
-            tail = env_turn_text(tokenizer, before, chat[:firsts[n + 1]])
+        final = n + 1 == len(firsts)
+        if not final:
+            after = env_turn_text(tokenizer, before, chat[:firsts[n + 1]])
         else:  # the last reply: what the template closes it with
             head = render_chat(tokenizer, before, add_generation_prompt=True) + chat[k]["content"]
             full = render_chat(tokenizer, chat[:k + 1], add_generation_prompt=False)
             if not full.startswith(head):
                 raise ValueError("the chat template does not render the last reply as an extension of its prompt")
-            tail = full[len(head):]
-        reply = encode_text(tokenizer, chat[k]["content"])
-        if eos and tail.startswith(eos):  # the model samples the end-of-turn token itself
-            reply.append(int(tokenizer.eos_token_id))
-            tail = tail[len(eos):]
-        ids += reply
-        mask += [1] * len(reply)
-        if n + 1 < len(firsts):
-            env = encode_text(tokenizer, tail)
-            ids += env
-            mask += [0] * len(env)
-    return ids, mask
+            after = full[len(head):]
+        append_turn(traj, tokenizer, encode_text(tokenizer, chat[k]["content"]), after, turn=n, reward=0.0,
+                    stop_ids=stop_ids, add_stop=True, final=final)
+    return traj.input_ids, traj.loss_mask
 
 
 def tokenize_demos(demos: Sequence[Demo], tokenizer: Any, max_seq_len: int) -> list[Example]:
@@ -238,8 +235,10 @@ def _resolve_model(config: SFTConfig, out: Path) -> Path:
 
     init = out / "init"
     shutil.rmtree(init, ignore_errors=True)
+    # heads of size 64 (vLLM's CPU attention needs >= 64) and a 2x MLP, the default tiny shape's ratios
     return build_tiny_checkpoint(init, seed=config.seed, hidden_size=config.tiny_hidden_size,
-                                 num_layers=config.tiny_num_layers)
+                                 num_layers=config.tiny_num_layers, num_heads=max(1, config.tiny_hidden_size // 64),
+                                 intermediate_size=2 * config.tiny_hidden_size)
 
 
 def _write_demo_summary(demos: Sequence[Demo], path: Path) -> None:

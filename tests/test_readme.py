@@ -1,9 +1,12 @@
-"""The README's two commands stay true: CI runs the test command verbatim, and the main command names
-a real subcommand and flags of ``ragen-eval``."""
+"""The documented commands stay true: CI runs the README's test command verbatim, the main command
+names a real subcommand and flags of ``ragen-eval``, and every ``ragen-eval`` command in a shell
+block of the README and docs parses with the real CLI."""
 
 import re
 import shlex
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,3 +33,45 @@ def test_main_command_parses_with_the_real_cli():
     rest = argv[1:] if argv[1] in SUBCOMMANDS else ["evaluate", *argv[1:]]
     args = build_parser().parse_args(rest)
     assert args.command == "evaluate" and args.model
+
+
+#: Pages whose ``ragen-eval`` commands this suite keeps true.
+DOC_PAGES = ("README.md", "docs/eval.md", "docs/backends.md", "docs/protocol.md", "docs/envs.md",
+             "docs/consistency.md", "docs/interfaces.md", "docs/train.md")
+
+
+def _documented_commands(program: str) -> list[tuple[str, str]]:
+    """(page, command) for every line of a shell code block that runs ``program``.
+
+    Continuation lines are joined; lines that show output (``ragen-eval evaluate: error: ...``) or a
+    synopsis (``--agent random|oracle|PATH [--port P]``) are not commands and are skipped.
+    """
+    found = []
+    for page in DOC_PAGES:
+        text = (ROOT / page).read_text()
+        for block in re.finditer(r"```(bash|sh|)\n(.*?)```", text, re.S):
+            for line in block.group(2).replace("\\\n", " ").splitlines():
+                command = line.split("&&")[-1].split(" #")[0].strip().removesuffix("&").strip()
+                words = command.split()
+                if not words or words[0] != program or words[1:2] and words[1].endswith(":"):
+                    continue
+                if "|" in command.replace("||", "") or " [" in command:
+                    continue
+                found.append((page, command))
+    return found
+
+
+def test_the_docs_show_ragen_eval_commands():
+    assert len(_documented_commands("ragen-eval")) >= 15
+
+
+@pytest.mark.parametrize(("page", "command"), _documented_commands("ragen-eval"))
+def test_every_documented_ragen_eval_command_parses(page, command):
+    from ragen_eval.cli import SUBCOMMANDS, build_parser
+
+    argv = shlex.split(command)[1:]
+    rest = argv if argv and argv[0] in SUBCOMMANDS else ["evaluate", *argv]
+    try:
+        build_parser().parse_args(rest)
+    except SystemExit:
+        pytest.fail(f"{page}: `{command}` does not parse with the current ragen-eval CLI")

@@ -46,6 +46,12 @@ class GameSpec:
     """Keep only successful oracle episodes: right where failure means the plan did not fit the budget
     (Sokoban), wrong where it means bad luck (slippery FrozenLake: the moves were still optimal)."""
     rl_overrides: tuple[str, ...] = field(default_factory=tuple)
+    oracle_epochs: int | None = None
+    """Epochs of the oracle SFT (None: ``sft_epochs``)."""
+    oracle_hidden_size: int = 128
+    """Width of the oracle SFT's tiny model (heads of 64, MLP 2x wide); the format SFT keeps 128."""
+    oracle_num_layers: int = 2
+    """Depth of the oracle SFT's tiny model."""
 
 
 GAMES: dict[str, GameSpec] = {
@@ -53,9 +59,11 @@ GAMES: dict[str, GameSpec] = {
                        env_groups=8, group_size=8, max_new_tokens=40, eval_episodes=128),
     "frozenlake": GameSpec("frozenlake", format_episodes=256, oracle_episodes=256, sft_epochs=3, rl_steps=5,
                            env_groups=4, group_size=8, max_new_tokens=56, eval_episodes=64),
-    "simple_sokoban": GameSpec("simple_sokoban", format_episodes=256, oracle_episodes=512, sft_epochs=3,
+    # the oracle SFT here is the embedded default model: more demonstrations, a wider and deeper model
+    "simple_sokoban": GameSpec("simple_sokoban", format_episodes=256, oracle_episodes=2400, sft_epochs=3,
                                rl_steps=5, env_groups=4, group_size=8, max_new_tokens=64, eval_episodes=64,
-                               oracle_successful_only=True),
+                               oracle_successful_only=True, oracle_epochs=4, oracle_hidden_size=192,
+                               oracle_num_layers=4),
 }
 
 #: Learning rates for the tiny models (RAGEN's 1e-6 / 1e-5 are for 0.5B+ models and barely move these).
@@ -76,7 +84,11 @@ def sft_stage(spec: GameSpec, mode: str, out: Path, seed: int) -> Path:
     episodes = spec.oracle_episodes if mode == "oracle" else spec.format_episodes
     demos = DemoConfig(env=spec.env, mode=mode, num_episodes=episodes, seed=seed,
                        successful_only=mode == "oracle" and spec.oracle_successful_only)
-    return run_sft(SFTConfig(model="tiny", out=str(out), demos=demos, epochs=spec.sft_epochs, lr=2e-3, seed=seed))
+    oracle = mode == "oracle"
+    epochs = spec.oracle_epochs if oracle and spec.oracle_epochs is not None else spec.sft_epochs
+    return run_sft(SFTConfig(model="tiny", out=str(out), demos=demos, epochs=epochs, lr=2e-3, seed=seed,
+                             tiny_hidden_size=spec.oracle_hidden_size if oracle else 128,
+                             tiny_num_layers=spec.oracle_num_layers if oracle else 2))
 
 
 def rl_stage(spec: GameSpec, preset: str, start: Path, runs: Path, seed: int) -> Path:

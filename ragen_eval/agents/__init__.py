@@ -23,7 +23,7 @@ def make_agent(
     """Build the agent for ``backend`` (builtin, openai, vllm, hf) and ``model``.
 
     ``model`` is ``random``/``oracle`` for builtin, the served model name for openai, and a
-    checkpoint directory for vllm and hf. ``seed`` seeds the built-in random agent and the hf sampler;
+    checkpoint directory (or ``default``, the checkpoint embedded in the package) for vllm and hf. ``seed`` seeds the built-in random agent and the hf sampler;
     ``model_args`` go to the vllm engine (``dtype``, ``max_model_len``, ...) or to ``HFAgent``.
     """
     if backend == "builtin":
@@ -43,12 +43,20 @@ def make_agent(
                                max_retries=max_retries, requests_per_second=requests_per_second)
     if backend == "vllm":
         from ragen_eval.agents.vllm_agent import VLLMAgent
+        from ragen_eval.embedded_model import resolve_model_path
 
-        return VLLMAgent(model, **(model_args or {}))
+        return VLLMAgent(resolve_model_path(model), **(model_args or {}))
     if backend == "hf":
         from ragen_eval.agents.hf_agent import HFAgent
+        from ragen_eval.embedded_model import resolve_model_path
 
-        return HFAgent(model, **{"seed": seed, **(model_args or {})})
+        try:
+            import torch  # noqa: F401
+            import transformers  # noqa: F401
+        except ImportError as exc:
+            raise RuntimeError(f"the hf backend (and --model default) needs torch and transformers ({exc}); "
+                               "install them with: bash scripts/install.sh") from None
+        return HFAgent(resolve_model_path(model), **{"seed": seed, **(model_args or {})})
     raise ValueError(f"unknown backend {backend!r}; choose builtin, openai, vllm or hf")
 
 

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ragen_eval.cli import main
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import build_leaderboard
@@ -62,12 +64,18 @@ def test_every_format_is_written_and_regeneration_is_byte_identical(tmp_path, ca
     assert (tmp_path / "lb" / "success_per_env.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # plays the embedded model too (loads torch)
 def test_generate_script_rebuilds_the_committed_leaderboard_layout(tmp_path):
+    pytest.importorskip("torch")  # the script plays the embedded default model with the hf backend
+    pytest.importorskip("transformers")
     subprocess.run([sys.executable, str(REPO / "leaderboards" / "generate.py"), "--episodes", "4",
                     "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
                    check=True, capture_output=True, cwd=tmp_path)
     assert (tmp_path / "out" / "leaderboard.md").exists()
-    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == ["oracle__builtin__test",
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == ["default__hf__test",
+                                                                             "oracle__builtin__test",
                                                                              "random__builtin__test"]
+    board = (tmp_path / "out" / "leaderboard.md").read_text()
+    assert "| default " in board and "| hf " in board  # the embedded model is ranked with the baselines
     summary = json.loads((tmp_path / "out" / "runs" / "oracle__builtin__test" / "summary.json").read_text())
     assert summary["envs"] == ["sokoban", "frozenlake", "bandit"] and summary["episodes_done"] == 12
