@@ -8,6 +8,7 @@ played with the ``hf`` backend, in process or behind ``ragen-eval serve --agent 
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -34,3 +35,25 @@ def default_model_provenance() -> dict[str, Any]:
 def resolve_model_path(model: str) -> str:
     """``model`` as a checkpoint path: the embedded directory for ``default``, anything else unchanged."""
     return str(default_model_path()) if model == DEFAULT_MODEL else model
+
+
+#: Files of a checkpoint directory whose bytes decide what the model answers.
+_WEIGHT_SUFFIXES = (".safetensors", ".bin", ".json", ".jinja")
+
+
+def checkpoint_digest(model: str) -> str | None:
+    """SHA-256 over a local checkpoint's weights, config and tokenizer files; None for a served model.
+
+    A run records it so that resuming a run directory after the checkpoint changed (re-trained,
+    re-exported) is refused instead of mixing two models' episodes.
+    """
+    path = Path(resolve_model_path(model))
+    if not path.is_dir():
+        return None
+    digest = hashlib.sha256()
+    for file in sorted(p for p in path.iterdir() if p.is_file() and p.suffix in _WEIGHT_SUFFIXES):
+        digest.update(file.name.encode() + b"\0")
+        with file.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    return digest.hexdigest()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ragen_eval.config import EvalConfig
+from ragen_eval.embedded_model import checkpoint_digest
 
 CONFIG_FILE = "config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -150,11 +151,15 @@ class RunDir:
 
     def _check_or_write_config(self) -> None:
         config_path = self.path / CONFIG_FILE
-        current = {"eval_config": self.config.to_dict(), "versions": package_versions()}
+        digest = checkpoint_digest(self.config.model)
+        current = {"eval_config": self.config.to_dict(), "model_digest": digest, "versions": package_versions()}
         if config_path.exists():
             stored = json.loads(config_path.read_text())
             old = EvalConfig.from_dict(stored["eval_config"]).identity()
             differences = _diff(old, self.config.identity())
+            if stored.get("model_digest") != digest:
+                differences.append(f"model_digest: {stored.get('model_digest')} -> {digest} "
+                                   "(the checkpoint's files changed)")
             if differences:
                 raise ConfigMismatchError(
                     f"run directory {self.path} was started with a different configuration:\n  "

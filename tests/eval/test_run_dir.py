@@ -129,3 +129,18 @@ def test_merge_refuses_missing_duplicate_incomplete_and_mismatched_shards(tmp_pa
         merge_runs([dirs[0], dirs[1], other[2]], tmp_path / "m4")
     with pytest.raises(FileNotFoundError, match="not a ragen-eval run"):
         merge_runs([tmp_path / "nothing"], tmp_path / "m5")
+
+
+def test_a_changed_checkpoint_is_refused_on_resume(tmp_path):
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text('{"hidden_size": 128}')
+    (ckpt / "model.safetensors").write_bytes(b"weights v1")
+    config = _config(model=str(ckpt), backend="hf")
+    with RunDir(tmp_path / "run", config) as run:
+        run.append(_record(*config.work_items()[0]))
+    with RunDir(tmp_path / "run", config) as run:  # same files: resumes
+        assert len(run.records()) == 1
+    (ckpt / "model.safetensors").write_bytes(b"weights v2")  # re-trained in place
+    with pytest.raises(ConfigMismatchError, match=r"model_digest: \w+ -> \w+ \(the checkpoint's files changed\)"):
+        RunDir(tmp_path / "run", config).open()
