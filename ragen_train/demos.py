@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ragen_envs.text import ProtocolConfig, TextEpisode
+from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply
 
 DEMO_MODES = ("oracle", "format")
 
@@ -193,11 +193,9 @@ def _certificate_solution(certificate: dict[str, Any] | None) -> Sequence[int]:
 
 def render_response(episode: TextEpisode, actions: Sequence[str]) -> str:
     """The templated reply: a thought describing the visible state, then the answer."""
-    separator = f" {episode.config.action_separator} "
-    answer = f"<answer>{separator.join(actions)}</answer>"
-    if not episode.config.think:
-        return answer
-    return f"<think>{describe_state(episode)} I will go {', '.join(actions)}.</think>{answer}"
+    config = episode.config
+    thought = f"{describe_state(episode)} I will go {', '.join(actions)}." if config.think else None
+    return format_reply(actions, config.action_separator, thought)
 
 
 def describe_state(episode: TextEpisode) -> str:

@@ -9,7 +9,14 @@ from ragen_envs.text.batch import EpisodeBatch
 from ragen_envs.text.config import CONTEXT_MODES, RAGEN_BUDGETS, ProtocolConfig
 from ragen_envs.text.episode import TextEpisode, make_env
 from ragen_envs.text.oracle import oracle_responses
-from ragen_envs.text.parser import ERROR_KINDS, ParsedResponse, action_lookup, normalize_action, parse_response
+from ragen_envs.text.parser import (
+    ERROR_KINDS,
+    ParsedResponse,
+    action_lookup,
+    format_reply,
+    normalize_action,
+    parse_response,
+)
 from ragen_envs.text.prompts import render_format, render_intro, render_prompt, render_turn
 from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_gif, to_markdown
 
@@ -23,6 +30,7 @@ __all__ = [
     "ReplayMismatchError",
     "TextEpisode",
     "action_lookup",
+    "format_reply",
     "make_env",
     "normalize_action",
     "oracle_responses",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ragen_envs.text.config import RAGEN_BUDGETS, ProtocolConfig
+from ragen_envs.text.parser import format_reply
 
 
 def oracle_responses(
@@ -34,13 +35,9 @@ def oracle_responses(
                 f"solution items must be action names, or action ids together with action_names; got {action!r}"
             )
     per_turn = config.max_actions_per_turn or RAGEN_BUDGETS["max_actions_per_turn"]
-    separator = f" {config.action_separator} "
     replies = []
     for start in range(0, len(names), per_turn):
         chunk = names[start : start + per_turn]
-        reply = f"<answer>{separator.join(chunk)}</answer>"
-        if config.think:
-            thought = f"Following the known solution, moves {start + 1}-{start + len(chunk)}: {', '.join(chunk)}."
-            reply = f"<think>{thought}</think>{reply}"
-        replies.append(reply)
+        thought = f"Following the known solution, moves {start + 1}-{start + len(chunk)}: {', '.join(chunk)}."
+        replies.append(format_reply(chunk, config.action_separator, thought if config.think else None))
     return replies

@@ -233,3 +233,13 @@ def _scan_blocks(text: str, errors: list[str]) -> tuple[str | None, str | None]:
     if think_tags and opening.start < span[0]:
         errors.append("<answer> before <think>: the thoughts must come first")
     return think_text, text[opening.end : closing.start].strip()
+
+
+def format_reply(actions: Sequence[str], separator: str = "||", thought: str | None = None) -> str:
+    """A well-formed reply that :func:`parse_response` reads back as ``actions``.
+
+    ``thought=None`` writes the no-think format (``<answer>`` alone). Used by every scripted
+    player: the oracle replies, the harness's built-in agents and the trainer's demonstrations.
+    """
+    answer = f"<answer>{f' {separator} '.join(actions)}</answer>"
+    return answer if thought is None else f"<think>{thought}</think>{answer}"

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragen_envs.text.parser import format_reply
+
 from ragen_eval.agents.base import Completion, SamplingParams
 
 if TYPE_CHECKING:
@@ -28,9 +30,8 @@ def _require_episode(agent: str, episode: TextEpisode | None) -> TextEpisode:
 
 
 def _answer(episode: TextEpisode, action_names: list[str], thought: str) -> str:
-    separator = f" {episode.config.action_separator} "
-    answer = f"<answer>{separator.join(action_names)}</answer>"
-    return f"<think>{thought}</think>{answer}" if episode.config.think else answer
+    config = episode.config
+    return format_reply(action_names, config.action_separator, thought if config.think else None)
 
 
 def _turns_taken(episode: TextEpisode) -> int:

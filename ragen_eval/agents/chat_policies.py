@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ragen_envs.text.parser import format_reply
+
 from ragen_eval.agents.base import Completion, SamplingParams
 
 if TYPE_CHECKING:
@@ -119,8 +121,7 @@ def read_chat(messages: list[dict[str, str]]) -> ChatView:
 
 def format_answer(view: ChatView, actions: list[str], thought: str) -> str:
     """An answer in the chat's own format (think or no-think, its separator)."""
-    answer = f"<answer>{f' {view.separator} '.join(actions)}</answer>"
-    return f"<think>{thought}</think>{answer}" if view.think else answer
+    return format_reply(actions, view.separator, thought if view.think else None)
 
 
 def _cannot_read(reason: str) -> str:

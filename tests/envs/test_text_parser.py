@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragen_envs.text import ERROR_KINDS, parse_response
+from ragen_envs.text import ERROR_KINDS, format_reply, parse_response
 
 NAMES = ("Up", "Down", "Left", "Right")
 ALIASES = {"u": 0, "north": 0, "d": 1, "south": 1, "l": 2, "west": 2, "r": 3, "east": 3}
@@ -161,3 +161,18 @@ def test_fuzz_never_raises_and_is_consistent(text, think, limit):
         assert parsed.actions == ()
     if parsed.format_ok:
         assert parsed.answer is not None and (parsed.think is not None or not think)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    actions=st.lists(st.sampled_from(NAMES), min_size=1, max_size=5),
+    think=st.booleans(),
+    separator=st.sampled_from(["||", "|", ",", ";"]),
+    thought=st.text(alphabet=st.characters(blacklist_characters="<>"), max_size=40),
+)
+def test_format_reply_is_read_back_exactly(actions, think, separator, thought):
+    reply = format_reply(actions, separator, thought if think else None)
+    parsed = parse_response(reply, NAMES, ALIASES, think=think, separator=separator)
+    assert parsed.format_ok, parsed.errors
+    assert list(parsed.action_names) == actions
+    assert reply.startswith("<think>") == think
