@@ -34,14 +34,6 @@ def _answer(episode: TextEpisode, action_names: list[str], thought: str) -> str:
     return format_reply(action_names, config.action_separator, thought if config.think else None)
 
 
-def _turns_taken(episode: TextEpisode) -> int:
-    return episode.turn
-
-
-def _actions_taken(episode: TextEpisode) -> int:
-    return episode.num_actions
-
-
 class RandomAgent:
     """Uniformly random actions: 1 to ``max_actions_per_turn`` of them each turn, each uniform."""
 
@@ -60,7 +52,7 @@ class RandomAgent:
         """``n`` random answers for the episode's current turn."""
         episode = _require_episode("random", episode)
         names = list(episode.env.unwrapped.action_names)
-        rng = np.random.default_rng([self.seed, int(episode.seed), _turns_taken(episode)])
+        rng = np.random.default_rng([self.seed, int(episode.seed), episode.turn])
         out = []
         for _ in range(n):
             k = int(rng.integers(1, episode.config.max_actions_per_turn + 1))
@@ -109,15 +101,15 @@ class OracleAgent:
 def _budget(episode: TextEpisode) -> tuple[int, int, int]:
     """(actions this turn may use, actions left in the episode, turns left)."""
     cfg = episode.config
-    actions_left = cfg.max_actions_per_episode - _actions_taken(episode)
-    turns_left = cfg.max_turns - _turns_taken(episode)
+    actions_left = cfg.max_actions_per_episode - episode.num_actions
+    turns_left = cfg.max_turns - episode.turn
     return min(cfg.max_actions_per_turn, actions_left), actions_left, turns_left
 
 
 def _sokoban_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
     solution = _sokoban_solution(episode.certificate)
     per_turn, _, _ = _budget(episode)
-    done = _actions_taken(episode)
+    done = episode.num_actions
     rest = solution[done:done + max(per_turn, 1)]
     # Past the certificate's end only an unsolvable-in-budget level remains: repeat a harmless move.
     return rest or solution[-1:] or [0]
