@@ -144,3 +144,16 @@ def test_a_changed_checkpoint_is_refused_on_resume(tmp_path):
     (ckpt / "model.safetensors").write_bytes(b"weights v2")  # re-trained in place
     with pytest.raises(ConfigMismatchError, match=r"model_digest: \w+ -> \w+ \(the checkpoint's files changed\)"):
         RunDir(tmp_path / "run", config).open()
+
+
+def test_checkpoint_digest_sees_retrained_weights_in_a_large_file(tmp_path):
+    from ragen_eval.embedded_model import checkpoint_digest
+
+    (tmp_path / "config.json").write_text("{}")
+    weights = bytearray(3 << 20)  # larger than the two sampled MiB
+    (tmp_path / "model.safetensors").write_bytes(bytes(weights))
+    before = checkpoint_digest(str(tmp_path))
+    weights[-1] = 1  # a changed last tensor
+    (tmp_path / "model.safetensors").write_bytes(bytes(weights))
+    assert checkpoint_digest(str(tmp_path)) != before
+    assert checkpoint_digest("gpt-4o-mini") is None  # a served model has no local files
