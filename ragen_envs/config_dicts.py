@@ -25,6 +25,16 @@ def config_from_dict(cls: type[ConfigT], values: Mapping[str, Any]) -> ConfigT:
     return cls(**dict(values))
 
 
+def require_ints(config: object, names: tuple[str, ...], minimum: int = 1) -> None:
+    """Raise ValueError naming the first of ``config``'s fields ``names`` that is not an int >= ``minimum``
+    (a bool is not an int here: ``True`` for a count is a mistake, not a 1)."""
+    for name in names:
+        value = getattr(config, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            kind = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+            raise ValueError(f"{type(config).__name__}.{name} must be {kind}, got {value!r}")
+
+
 def coerce_config(cls: type[ConfigT], config: ConfigT | Mapping[str, Any] | None) -> ConfigT:
     """Accept a ``cls`` instance, a dict of its fields, or None (the defaults)."""
     if config is None:

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, get_type_hints
 
+from ragen_envs.config_dicts import require_ints
+
 ADVANTAGE_ESTIMATORS = ("gae", "gae-turn", "grpo", "drgrpo")
 CRITIC_MODES = ("separate", "shared", "none")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
 KL_TYPES = ("low_var_kl", "kl", "mse")
+ROLLOUT_ENGINES = ("hf", "vllm")
 
 
 @dataclass
@@ -55,7 +58,9 @@ class TrainConfig:
     max_new_tokens: int = field(default=128, metadata={"help": "response tokens per turn"})
     max_seq_len: int = field(default=4096, metadata={"help": "whole multi-turn sequence cap; an episode that would pass it ends"})
     rollout_batch_size: int = field(default=64, metadata={"help": "sequences per generate() call"})
-    rollout_engine: str = field(default="hf", metadata={"help": "hf (transformers generate, KV cache); vllm is not wired here yet"})
+    rollout_engine: str = field(default="hf", metadata={"help": "hf (transformers generate, KV cache) or vllm (in-process vllm.LLM, actor weights synced every step; one process only)"})
+    vllm_gpu_memory_utilization: float = field(default=0.3, metadata={"help": "rollout_engine=vllm: fraction of GPU memory (host memory on vLLM's CPU build) vLLM reserves for its weights and KV cache; training uses the rest"})
+    vllm_enforce_eager: bool = field(default=True, metadata={"help": "rollout_engine=vllm: no CUDA graphs (faster start, less memory); false can speed up long GPU runs"})
 
     # --- advantages ---
     advantage_estimator: str = field(default="gae", metadata={"help": "gae | gae-turn | grpo | drgrpo (RAGEN default: gae)"})
@@ -67,6 +72,7 @@ class TrainConfig:
     # --- filtering (StarPO-S) ---
     rollout_filter_ratio: float = field(default=0.25, metadata={"help": "fraction of groups kept, top by raw reward std (RAGEN: 0.25); 1.0 = no filter"})
     zero_spread_quota: float = field(default=0.0, metadata={"help": "extra fraction of groups kept among zero-spread ones (remedy: hardest states still train the critic)"})
+    hard_state_retries: int = field(default=0, metadata={"help": "replay a group with no successful rollout up to this many times; the first replay with a success replaces it (remedy 2)"})
 
     # --- loss ---
     clip_ratio_low: float = field(default=0.2, metadata={"help": "PPO clip below 1 (RAGEN: 0.2)"})
@@ -107,23 +113,20 @@ class TrainConfig:
         if self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
-                   "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ("hf",)}
+                   "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}")
         positive = ("total_steps", "env_groups", "group_size", "max_new_tokens", "max_seq_len", "rollout_batch_size",
                     "ppo_epochs", "ppo_mini_batch_size", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
                     "eval_episodes", "collapse_window", "log_every", "keep_checkpoints")
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
-        for name in ("plot_every", "eval_every", "save_every"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be an int >= 0, got {value!r}")
+        require_ints(self, positive)
+        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries"), minimum=0)
         if not 0.0 < self.rollout_filter_ratio <= 1.0:
             raise ValueError(f"rollout_filter_ratio must be in (0, 1], got {self.rollout_filter_ratio!r}")
+        if not 0.0 < self.vllm_gpu_memory_utilization <= 1.0:
+            raise ValueError("vllm_gpu_memory_utilization must be a fraction in (0, 1], got "
+                             f"{self.vllm_gpu_memory_utilization!r}")
         if not 0.0 <= self.zero_spread_quota <= 1.0:
             raise ValueError(f"zero_spread_quota must be in [0, 1], got {self.zero_spread_quota!r}")
         for name in ("gamma", "lam"):

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ragen_envs.config_dicts import require_ints
 from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply
 
 DEMO_MODES = ("oracle", "format")
@@ -47,10 +48,8 @@ class DemoConfig:
     def __post_init__(self) -> None:
         if self.mode not in DEMO_MODES:
             raise ValueError(f"mode must be one of {DEMO_MODES}, got {self.mode!r}")
-        if isinstance(self.num_episodes, bool) or not isinstance(self.num_episodes, int) or self.num_episodes < 1:
-            raise ValueError(f"num_episodes must be a positive int, got {self.num_episodes!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {self.seed!r}")
+        require_ints(self, ("num_episodes",))
+        require_ints(self, ("seed",), minimum=0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""

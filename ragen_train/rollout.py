@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -231,6 +231,64 @@ def start_trajectory(tokenizer: Any, messages: list[dict[str, str]], group: int 
     return traj
 
 
+class RolloutEngine(Protocol):
+    """Whatever samples replies for :func:`rollout`: token ids in, token ids out.
+
+    The engine sees only the exact ids stored in each trajectory and returns the sampled ids, so
+    the text protocol, the token layout (:func:`append_turn`) and the loss mask stay one code path
+    whichever engine generates. Implementations: :class:`HFRolloutEngine` (the default) and
+    :class:`ragen_train.vllm_engine.VLLMRolloutEngine`.
+    """
+
+    def generate(
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float,
+        stop_ids: Sequence[int],
+        seeds: Sequence[int],
+    ) -> list[list[int]]:
+        """One reply per prompt, cut after its first stop id (kept). ``temperature=0`` is greedy;
+        ``seeds[i]`` is request ``i``'s sampling seed for engines that can seed requests one by one."""
+        ...
+
+
+@dataclass
+class HFRolloutEngine:
+    """``transformers`` ``model.generate`` as a rollout engine (left-padded batches, KV cache).
+
+    ``model.generate`` cannot seed the rows of a batch separately, so the per-request ``seeds`` are
+    not used: it draws from torch's global generator, which :func:`rollout` forks and seeds with
+    its ``generation_seed``.
+    """
+
+    model: Any
+    tokenizer: Any
+    batch_size: int = 64
+
+    def generate(
+        self,
+        prompts: list[list[int]],
+        *,
+        max_new_tokens: int,
+        temperature: float,
+        top_p: float,
+        stop_ids: Sequence[int],
+        seeds: Sequence[int],
+    ) -> list[list[int]]:
+        """Replies of ``model.generate`` (see :func:`generate`)."""
+        return generate(self.model, self.tokenizer, prompts, max_new_tokens=max_new_tokens, temperature=temperature,
+                        top_p=top_p, batch_size=self.batch_size, stop_ids=stop_ids)
+
+
+def request_seeds(generation_seed: int, turn: int, episodes: Sequence[int]) -> list[int]:
+    """Sampling seed of each episode's request in ``turn``: a function of (generation seed, turn,
+    episode index) only, so an episode's reply does not depend on which other episodes still play."""
+    return [int(np.random.SeedSequence([generation_seed, turn, int(i)]).generate_state(1)[0]) for i in episodes]
+
+
 @torch.no_grad()
 def generate(
     model: Any,
@@ -285,12 +343,16 @@ def rollout(
     top_p: float = 1.0,
     batch_size: int = 64,
     generation_seed: int = 0,
+    engine: RolloutEngine | None = None,
 ) -> RolloutBatch:
     """Play ``len(seeds)`` groups of ``group_size`` episodes each (members of a group share the seed).
 
-    ``model`` is a causal LM with ``generate`` (unwrap DDP first). Sampling draws from a torch RNG
-    seeded with ``generation_seed`` inside a fork, so the caller's global RNG is left untouched and
-    the same seed reproduces the same rollouts.
+    ``model`` is a causal LM (unwrap DDP first); its generation config names the stop ids.
+    ``engine`` samples the replies; by default ``model.generate`` does
+    (``HFRolloutEngine(model, tokenizer, batch_size)``). Sampling is seeded from
+    ``generation_seed``: torch's RNG is forked and seeded with it, so the caller's global RNG is
+    left untouched, and each request also gets its own seed (:func:`request_seeds`); the same seed
+    reproduces the same rollouts.
     """
     from ragen_envs.text import EpisodeBatch
 
@@ -302,6 +364,7 @@ def rollout(
     all_seeds = [int(s) for s in seeds for _ in range(group_size)]
     batch = EpisodeBatch(env, all_seeds, config=protocol, env_config=env_config)
     stops = stop_token_ids(tokenizer, model)
+    engine = engine if engine is not None else HFRolloutEngine(model, tokenizer, batch_size)
     chats = [episode.messages for episode in batch.episodes]
     trajs = [start_trajectory(tokenizer, chat, group=i // group_size) for i, chat in enumerate(chats)]
     for traj in trajs:
@@ -316,10 +379,11 @@ def rollout(
         while not batch.done:
             active = batch.active
             live = [i for i in active if not trajs[i].overflowed]
-            replies = generate(model, tokenizer, [trajs[i].input_ids for i in live], max_new_tokens=max_new_tokens,
-                               temperature=temperature, top_p=top_p, batch_size=batch_size, stop_ids=stops)
+            replies = engine.generate([trajs[i].input_ids for i in live], max_new_tokens=max_new_tokens,
+                                      temperature=temperature, top_p=top_p, stop_ids=stops,
+                                      seeds=request_seeds(generation_seed, turn, live))
             sampled, texts, finishes = {}, {}, {}
-            for i, reply in zip(live, replies):
+            for i, reply in zip(live, replies, strict=True):  # an engine must answer every prompt
                 sampled[i] = reply[:max_seq_len - len(trajs[i].input_ids)]
                 finished = bool(sampled[i]) and sampled[i][-1] in stops  # else it hit max_new_tokens or max_seq_len
                 texts[i] = tokenizer.decode(sampled[i], skip_special_tokens=True)

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ragen_envs.config_dicts import require_ints
 from ragen_train.demos import DEMO_MODES, Demo, DemoConfig, play_demos
 from ragen_train.loss import aggregate, token_logprobs
 
@@ -66,10 +67,7 @@ class SFTConfig:
     def __post_init__(self) -> None:
         if isinstance(self.demos, dict):
             self.demos = DemoConfig(**self.demos)
-        for name in ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"SFTConfig.{name} must be a positive int, got {value!r}")
+        require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers"))
         if not (isinstance(self.lr, (int, float)) and self.lr > 0):
             raise ValueError(f"SFTConfig.lr must be a positive number, got {self.lr!r}")
         if self.warmup_steps < 0 or self.grad_clip <= 0:

@@ -11,10 +11,13 @@ chat template, loadable by ``transformers.AutoModelForCausalLM`` and by vLLM (CP
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ragen_envs.config_dicts import require_ints
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -77,11 +80,8 @@ class TinyModelConfig:
     max_position_embeddings: int = 4096
 
     def __post_init__(self) -> None:
-        for name in ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size",
-                     "max_position_embeddings"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"TinyModelConfig.{name} must be a positive int, got {value!r}")
+        require_ints(self, ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size",
+                            "max_position_embeddings"))
         if self.hidden_size % self.num_heads:
             raise ValueError(f"hidden_size {self.hidden_size} is not divisible by num_heads {self.num_heads}")
         if self.hidden_size // self.num_heads < 64:
@@ -121,6 +121,57 @@ def _game_text() -> list[str]:
     return texts
 
 
+def grid_symbols() -> frozenset[str]:
+    """Every single character a game draws a grid cell with, in any of its symbol vocabularies."""
+    from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS as LAKE_SYMBOLS
+    from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS, STANDARD_SYMBOLS
+
+    symbols = [*LAKE_SYMBOLS.values(), *RAGEN_SYMBOLS.values(), *STANDARD_SYMBOLS.values()]
+    return frozenset(s for s in symbols if len(s) == 1)
+
+
+def _byte_level_decoder() -> dict[str, int]:
+    """The byte-level alphabet's character -> byte map (printable bytes stand for themselves;
+    the others are shifted to code points from 256 on, in byte order)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    shifted = [b for b in range(256) if b not in printable]
+    table = {chr(b): b for b in printable}
+    table.update({chr(256 + i): b for i, b in enumerate(shifted)})
+    return table
+
+
+def _without_grid_merges(spec: dict, grid: frozenset[str]) -> dict:
+    """A trained BPE's JSON ``spec`` minus every merge that joins grid symbols with each other or
+    with a line break (and every later merge that needs a dropped token), ids renumbered densely."""
+    to_byte = _byte_level_decoder()
+    vocab: dict[str, int] = spec["model"]["vocab"]
+    merged = set()
+    kept_merges = []
+    for merge in spec["model"]["merges"]:
+        left, right = merge.split(" ") if isinstance(merge, str) else merge
+        token = left + right
+        if left in merged or right in merged:
+            merged.add(token)  # built from a dropped token: it could never be produced
+            continue
+        try:
+            text = bytes(to_byte[c] for c in token).decode("utf-8")
+        except UnicodeDecodeError:  # part of one multi-byte character, e.g. half of the tick symbol
+            text = ""
+        # a row is pre-tokenised with its line break attached ("_#\n"); keeping the break a token of
+        # its own gives every row the same length, so the cell below is always the same offset away
+        if len(text) >= 2 and set(text) <= grid | {"\n"} and any(c in grid for c in text):
+            merged.add(token)
+            continue
+        kept_merges.append(merge)
+    kept = sorted((i, t) for t, i in vocab.items() if t not in merged)
+    spec["model"]["vocab"] = {t: new for new, (_, t) in enumerate(kept)}
+    spec["model"]["merges"] = kept_merges
+    old_to_new = {old: new for new, (old, _) in enumerate(kept)}
+    for added in spec.get("added_tokens", []):
+        added["id"] = old_to_new[added["id"]]
+    return spec
+
+
 def build_tiny_tokenizer(
     corpus: Iterable[str] | None = None,
     *,
@@ -129,7 +180,10 @@ def build_tiny_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """Train a byte-level BPE tokenizer on ``corpus`` (default :func:`tokenizer_corpus`).
 
-    Byte-level with Qwen2's NFC normaliser and pre-tokeniser, so every NFC string (all game and
+    No token spans two grid cells: merges of :func:`grid_symbols` (with each other or with a line
+    break) are dropped, so a grid row is one token per cell plus one for its line break, and a
+    model sees each cell at its own position (a merged ``__#`` would hide which column holds the wall). Byte-level with Qwen2's NFC
+    normaliser and pre-tokeniser, so every NFC string (all game and
     protocol text) round-trips exactly through encode/decode, and a checkpoint reloaded with
     ``AutoTokenizer`` (which transformers maps to ``Qwen2Tokenizer``) encodes identically. Carries the
     :data:`SPECIAL_TOKENS`, a ChatML chat template, ``<|im_end|>`` as EOS and ``<|endoftext|>`` as
@@ -163,6 +217,7 @@ def build_tiny_tokenizer(
         show_progress=False,
     )
     bpe.train_from_iterator(texts, trainer=trainer)
+    bpe = Tokenizer.from_str(json.dumps(_without_grid_merges(json.loads(bpe.to_str()), grid_symbols())))
 
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=bpe,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -60,7 +61,7 @@ from ragen_train.loss import (
     value_loss,
 )
 from ragen_train.policy import ActorCritic, load_policy, load_reference, load_tokenizer
-from ragen_train.rollout import RolloutBatch, Trajectory, rollout
+from ragen_train.rollout import RolloutBatch, RolloutEngine, Trajectory, rollout
 from ragen_train.run_log import MetricsLog, plot_metrics
 
 
@@ -82,10 +83,19 @@ def derived_seed(*parts: int) -> int:
 # Steps 1-2: rollout and filter
 
 
-def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, info: DistInfo) -> RolloutBatch:
-    """Play this step's groups (each rank its share) and return the whole batch on every rank."""
+def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, info: DistInfo,
+            groups: Sequence[int] | None = None, retry: int = 0,
+            engine: RolloutEngine | None = None) -> RolloutBatch:
+    """Play this step's groups (each rank its share) and return the whole batch on every rank.
+
+    ``engine`` samples the replies (:func:`open_rollout_engine`; None: ``model.generate``).
+
+    ``groups`` restricts play to those group numbers (default: all); ``retry`` > 0 replays them with
+    fresh samples (:func:`retry_hard_states`).
+    """
     seeds = step_seeds(config, step)
-    mine = list(range(info.rank, config.env_groups, info.world_size))
+    wanted = list(range(config.env_groups)) if groups is None else list(groups)
+    mine = wanted[info.rank::info.world_size]
     local: list[Trajectory] = []
     if mine:
         batch = rollout(model, tokenizer, config.env, [seeds[g] for g in mine], group_size=config.group_size,
@@ -93,13 +103,47 @@ def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, in
                         max_new_tokens=config.max_new_tokens, max_seq_len=config.max_seq_len,
                         temperature=config.temperature, top_p=config.top_p,
                         batch_size=config.rollout_batch_size,
-                        generation_seed=derived_seed(config.seed, step, info.rank, 1))
+                        generation_seed=derived_seed(config.seed, step, info.rank, 1 if not retry else 100 + retry),
+                        engine=engine)
         for traj in batch.trajectories:
             traj.group = mine[traj.group]
             local.append(traj)
     everything = [t for part in all_gather_objects(info, local) for t in part]
     everything.sort(key=lambda t: t.group)  # stable: members keep their order
     return RolloutBatch(everything, config.env_groups, config.group_size)
+
+
+def retry_hard_states(
+    model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, info: DistInfo, batch: RolloutBatch,
+    engine: RolloutEngine | None = None,
+) -> tuple[RolloutBatch, int]:
+    """Replay every group none of whose rollouts succeeded, up to ``config.hard_state_retries`` times.
+
+    A replay is a fresh set of N samples on the same initial state; the first replay in which some
+    member succeeds replaces the group, so the state now has reward spread and can pass the filter.
+    Groups that never succeed keep their first rollouts. Returns the new batch and how many groups
+    were replaced. (The replacement is conditioned on a success, so it over-represents lucky
+    samples of hard states: that is the point, and the reason it is off by default.)
+    """
+    by_group: dict[int, list[Trajectory]] = {g: [] for g in range(batch.num_groups)}
+    for traj in batch.trajectories:
+        by_group[traj.group].append(traj)
+    failing = [g for g, members in by_group.items() if not any(t.success for t in members)]
+    rescued = 0
+    for retry in range(1, config.hard_state_retries + 1):
+        if not failing:
+            break
+        replay = collect(model, tokenizer, config, step, info, groups=failing, retry=retry, engine=engine)
+        replayed: dict[int, list[Trajectory]] = {g: [] for g in failing}
+        for traj in replay.trajectories:
+            replayed[traj.group].append(traj)
+        won = [g for g in failing if any(t.success for t in replayed[g])]
+        for g in won:
+            by_group[g] = replayed[g]
+        rescued += len(won)
+        failing = [g for g in failing if g not in won]
+    merged = [t for g in range(batch.num_groups) for t in by_group[g]]
+    return RolloutBatch(merged, batch.num_groups, batch.group_size), rescued
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,6 +452,7 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
     policy = load_policy(ckpt or model_path, critic, device=info.device,
                          critic_path=ckpt / "critic" if ckpt is not None and critic != "none" else None,
                          gradient_checkpointing=config.gradient_checkpointing)
+    engine = open_rollout_engine(config, ckpt or model_path, policy.lm, info)
     reference = load_reference(model_path, device=info.device) if config.kl_coef > 0 else None
     optimizer = make_optimizer(policy, config)
     monitor = CollapseMonitor(config.collapse_window, config.collapse_std_ratio, config.collapse_grad_spike)
@@ -428,61 +473,93 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
             policy, device_ids=[info.local_rank] if info.device.type == "cuda" else None)
     log = MetricsLog(run_dir, start) if info.is_main else None
 
-    for step in range(start, config.total_steps):
-        t0, cpu0 = time.perf_counter(), time.process_time()
-        policy.eval()
-        batch = collect(policy.lm, tokenizer, config, step, info)
-        policy.train()
-        t1 = time.perf_counter()
+    try:
+        for step in range(start, config.total_steps):
+            t0, cpu0 = time.perf_counter(), time.process_time()
+            policy.eval()
+            if engine is not None:  # vLLM samples this step's rollouts with the actor's current weights
+                engine.load_weights(policy.lm)
+            sync_s = time.perf_counter() - t0
+            batch = collect(policy.lm, tokenizer, config, step, info, engine=engine)
+            # metrics describe the policy's own first rollouts, so replays below do not inflate success
+            row: dict[str, Any] = {"step": step + 1, **rollout_metrics(batch)}
+            if config.hard_state_retries:
+                batch, row["hard_states_rescued"] = retry_hard_states(policy.lm, tokenizer, config, step, info, batch,
+                                                                      engine=engine)
+            if engine is not None:
+                row["weight_sync_s"] = sync_s
+            policy.train()
+            t1 = time.perf_counter()
 
-        kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota)
-        row: dict[str, Any] = {"step": step + 1, **rollout_metrics(batch), "kept_fraction": kept.kept_fraction}
-        train_batch = batch.select(kept.kept)
-        if train_batch.trajectories:
-            data = train_batch.to_tensors(tokenizer.pad_token_id)
-            forward_scores(policy, reference, data, config, info)
-            compute_advantages(data, config)
-            stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
-            row.update({k: v for k, v in vars(stats).items() if k != "tokens"})
-            update_tokens = stats.tokens
-        else:
-            update_tokens = 0  # every group agreed: nothing to learn from this step
-        t2 = time.perf_counter()
-        generated = sum(sum(t.response_tokens) for t in batch.trajectories)
-        # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
-        row.update({"rollout_s": t1 - t0, "update_s": t2 - t1, "step_cpu_s": time.process_time() - cpu0,
-                    "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
-                    "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)})
+            kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota)
+            row["kept_fraction"] = kept.kept_fraction
+            train_batch = batch.select(kept.kept)
+            if train_batch.trajectories:
+                data = train_batch.to_tensors(tokenizer.pad_token_id)
+                forward_scores(policy, reference, data, config, info)
+                compute_advantages(data, config)
+                stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
+                row.update({k: v for k, v in vars(stats).items() if k != "tokens"})
+                update_tokens = stats.tokens
+            else:
+                update_tokens = 0  # every group agreed: nothing to learn from this step
+            t2 = time.perf_counter()
+            generated = sum(sum(t.response_tokens) for t in batch.trajectories)
+            # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
+            row.update({"rollout_s": t1 - t0, "update_s": t2 - t1, "step_cpu_s": time.process_time() - cpu0,
+                        "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
+                        "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)})
 
-        alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor"))
-        row["alerts"] = " | ".join(alerts)
-        done = step + 1
-        successes.append(row["success"])
-        stop_collapse = bool(alerts) and config.early_stop_on_collapse
-        stop_target = (config.target_success is not None and len(successes) >= config.collapse_window
-                       and min(successes[-config.collapse_window:]) >= config.target_success)
-        last = done == config.total_steps or stop_collapse or stop_target
-        if info.is_main and config.eval_every and (done % config.eval_every == 0 or last):
-            row.update(evaluate(policy, tokenizer, config, done, run_dir))
-        if info.is_main:
-            log.log(row)
-            if done % config.log_every == 0 or last:
-                print(_format_row(row), flush=True)
-            for alert in alerts:
-                print(f"step {done}: COLLAPSE ALERT: {alert}", flush=True)
-            if (config.plot_every and done % config.plot_every == 0) or last:
-                plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
-            if (config.save_every and done % config.save_every == 0) or last:
-                save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
-                                {"monitor": monitor.state_dict(), "successes": successes},
-                                keep=config.keep_checkpoints)
-        barrier(info)
-        if last:
-            if info.is_main and (stop_collapse or stop_target):
-                print(f"stopped early at step {done}: {'collapse alert' if stop_collapse else 'target success'}",
-                      flush=True)
-            break
+            alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor"))
+            row["alerts"] = " | ".join(alerts)
+            done = step + 1
+            successes.append(row["success"])
+            stop_collapse = bool(alerts) and config.early_stop_on_collapse
+            stop_target = (config.target_success is not None and len(successes) >= config.collapse_window
+                           and min(successes[-config.collapse_window:]) >= config.target_success)
+            last = done == config.total_steps or stop_collapse or stop_target
+            if info.is_main and config.eval_every and (done % config.eval_every == 0 or last):
+                row.update(evaluate(policy, tokenizer, config, done, run_dir))
+            if info.is_main:
+                log.log(row)
+                if done % config.log_every == 0 or last:
+                    print(_format_row(row), flush=True)
+                for alert in alerts:
+                    print(f"step {done}: COLLAPSE ALERT: {alert}", flush=True)
+                if (config.plot_every and done % config.plot_every == 0) or last:
+                    plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
+                if (config.save_every and done % config.save_every == 0) or last:
+                    save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
+                                    {"monitor": monitor.state_dict(), "successes": successes},
+                                    keep=config.keep_checkpoints)
+            barrier(info)
+            if last:
+                if info.is_main and (stop_collapse or stop_target):
+                    print(f"stopped early at step {done}: {'collapse alert' if stop_collapse else 'target success'}",
+                          flush=True)
+                break
+    finally:  # a crashed run must not leave the engine holding its memory
+        if engine is not None:
+            engine.close()
     return run_dir
+
+
+def open_rollout_engine(
+    config: TrainConfig, model_path: Path, lm: nn.Module, info: DistInfo,
+) -> RolloutEngine | None:
+    """What samples the rollouts: None for ``rollout_engine=hf`` (:func:`rollout` then calls
+    ``lm.generate``), else an in-process vLLM engine started from ``model_path`` in ``lm``'s dtype,
+    whose weights :func:`_train` replaces with the actor's before every step."""
+    if config.rollout_engine == "hf":
+        return None
+    if info.distributed:
+        raise ValueError("rollout_engine=vllm runs one vLLM engine inside the training process and supports a "
+                         "single process only; under torchrun use rollout_engine=hf")
+    from ragen_train.vllm_engine import VLLMRolloutEngine
+
+    return VLLMRolloutEngine(model_path, dtype=next(lm.parameters()).dtype, max_model_len=config.max_seq_len,
+                             gpu_memory_utilization=config.vllm_gpu_memory_utilization,
+                             enforce_eager=config.vllm_enforce_eager, seed=config.seed)
 
 
 def make_optimizer(policy: ActorCritic, config: TrainConfig) -> torch.optim.Optimizer:

@@ -45,3 +45,22 @@ def test_coerce_takes_a_config_a_dict_or_none(cls):
     assert coerce_config(cls, config.to_dict()) == config
     with pytest.raises(TypeError, match=rf"config must be a {cls.__name__}, a dict of its fields or None, got tuple"):
         coerce_config(cls, (1, 2))
+
+
+def test_require_ints_names_the_first_bad_field_and_rejects_bools() -> None:
+    from dataclasses import dataclass
+
+    from ragen_envs.config_dicts import require_ints
+
+    @dataclass
+    class Sizes:
+        rows: object = 3
+        cols: object = 0
+
+    require_ints(Sizes(), ("rows",))
+    require_ints(Sizes(), ("rows", "cols"), minimum=0)
+    with pytest.raises(ValueError, match=r"Sizes\.cols must be a positive int, got 0"):
+        require_ints(Sizes(), ("rows", "cols"))
+    for bad in (True, 2.0, "3", None):
+        with pytest.raises(ValueError, match=r"Sizes\.rows must be an int >= 0"):
+            require_ints(Sizes(rows=bad), ("rows",), minimum=0)

@@ -75,6 +75,22 @@ def test_game_words_are_compact(tokenizer) -> None:
         assert len(ids) <= most, (text, tokenizer.convert_ids_to_tokens(ids))
 
 
+@settings(max_examples=30, deadline=None)
+@given(preset=st.sampled_from(["simple_sokoban", "sokoban", "frozenlake", "frozenlake_8x8"]),
+       seed=st.integers(0, 10_000), standard=st.booleans())
+def test_grid_rows_are_one_token_per_cell(reloaded_tokenizer, preset: str, seed: int, standard: bool) -> None:
+    """Every cell of a real observation is its own token and every line break too, as reloaded from
+    disk (the way vLLM and ragen-eval load it), so the cell below is always width + 1 tokens on."""
+    from ragen_envs.sokoban.text_view import STANDARD_SYMBOLS
+    from ragen_envs.text import TextEpisode
+
+    symbols = dict(STANDARD_SYMBOLS) if standard and "sokoban" in preset else None
+    grid = TextEpisode(preset, seed, config={"symbols": symbols}).game.observation_text("grid", symbols, 0)
+    ids = reloaded_tokenizer(grid, add_special_tokens=False)["input_ids"]
+    pieces = [reloaded_tokenizer.decode([i]) for i in ids]
+    assert pieces == list(grid), pieces
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=st.text(max_size=80))
 def test_nfc_text_round_trips_exactly(tokenizer, text: str) -> None:
