@@ -150,7 +150,6 @@ def run_game(spec: GameSpec, out: Path, seed: int, rl: bool = True) -> dict[str,
     for preset in ("starpo", "starpo-s") if rl else ():
         run_dir = rl_stage(spec, preset, models["format-sft"], game_dir / "rl", seed)
         models[f"+{preset}"] = _final_checkpoint(run_dir, spec.rl_steps)
-        results[f"{preset}_alerts"] = [row["alerts"] for row in _read_csv(run_dir / "metrics.csv") if row["alerts"]]
     for name, path in models.items():
         results["models"][name] = {"path": str(path)}
         for temperature in EVAL_TEMPERATURES:
@@ -188,11 +187,12 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
             low, high = (res["models"][name][f"t{t}"] for t in EVAL_TEMPERATURES)
             lines.append(f"| {game} | {name} | {low['episodes']} | {low['success']:.3f} | {high['success']:.3f} | "
                          f"{low['format_error_rate']:.3f} | {high['format_error_rate']:.3f} |")
-    lines += ["", "Collapse alerts during RL (step: alert):", ""]
-    for game, res in results.items():
+    lines += ["", "Collapse alerts during RL (steps that raised one, and the first alert):", ""]
+    for game in results:
         for preset in ("starpo", "starpo-s"):
-            alerts = res.get(f"{preset}_alerts", [])
-            lines.append(f"- {game} {preset}: {'; '.join(alerts) if alerts else 'none'}")
+            rows = [r for r in _read_csv(out / game / "rl" / preset / "metrics.csv") if r.get("alerts")]
+            first = f"; first: {rows[0]['alerts']}" if rows else ""
+            lines.append(f"- {game} {preset}: {', '.join(r['step'] for r in rows) or 'none'}{first}")
     lines += ["", "Mean seconds per RL step (rollout + update; 2 CPU cores shared with other jobs):", ""]
     for game in results:
         for preset in ("starpo", "starpo-s"):

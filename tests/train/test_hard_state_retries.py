@@ -103,3 +103,21 @@ def test_more_retries_rescue_at_least_as_many_and_zero_retries_change_nothing(po
 def test_negative_retries_are_refused():
     with pytest.raises(ValueError, match="hard_state_retries"):
         _config(-1)
+
+
+def test_a_training_step_with_retries_logs_the_rescued_count(tiny_model_dir, tmp_path):
+    """Through the real loop: a random tiny model solves no Bandit group, every group is replayed
+    once, none is rescued, and the step still updates and logs."""
+    import json
+
+    from ragen_train.trainer import train
+
+    config = load_config(None, [f"model={tiny_model_dir}", "env=bandit", "env_groups=2", "group_size=2",
+                                "max_new_tokens=8", "total_steps=1", "hard_state_retries=1", "zero_spread_quota=1.0",
+                                f"output_dir={tmp_path}", "run_name=r", "plot_every=0", "ppo_mini_batch_size=4",
+                                "micro_batch_size=2"])
+    run = train(config)
+    row = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
+    assert row["hard_states_rescued"] == 0 and row["success"] == 0.0
+    assert row["kept_fraction"] == 1.0  # the quota keeps the zero-spread groups, so the step trains
+    assert row["policy_loss"] is not None
