@@ -130,40 +130,30 @@ def grid_symbols() -> frozenset[str]:
     return frozenset(s for s in symbols if len(s) == 1)
 
 
-def _byte_level_decoder() -> dict[str, int]:
-    """The byte-level alphabet's character -> byte map (printable bytes stand for themselves;
-    the others are shifted to code points from 256 on, in byte order)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
-    shifted = [b for b in range(256) if b not in printable]
-    table = {chr(b): b for b in printable}
-    table.update({chr(256 + i): b for i, b in enumerate(shifted)})
-    return table
-
-
 def _without_grid_merges(spec: dict, grid: frozenset[str]) -> dict:
     """A trained BPE's JSON ``spec`` minus every merge that joins grid symbols with each other or
     with a line break (and every later merge that needs a dropped token), ids renumbered densely."""
-    to_byte = _byte_level_decoder()
+    from tokenizers import decoders
+
+    to_text = decoders.ByteLevel()
     vocab: dict[str, int] = spec["model"]["vocab"]
-    merged = set()
+    dropped = set()
     kept_merges = []
     for merge in spec["model"]["merges"]:
         left, right = merge.split(" ") if isinstance(merge, str) else merge
         token = left + right
-        if left in merged or right in merged:
-            merged.add(token)  # built from a dropped token: it could never be produced
+        if left in dropped or right in dropped:
+            dropped.add(token)  # built from a dropped token: it could never be produced
             continue
-        try:
-            text = bytes(to_byte[c] for c in token).decode("utf-8")
-        except UnicodeDecodeError:  # part of one multi-byte character, e.g. half of the tick symbol
-            text = ""
+        # part of one multi-byte character (half of the tick symbol) decodes to U+FFFD, never a cell
+        text = to_text.decode([token])
         # a row is pre-tokenised with its line break attached ("_#\n"); keeping the break a token of
         # its own gives every row the same length, so the cell below is always the same offset away
         if len(text) >= 2 and set(text) <= grid | {"\n"} and any(c in grid for c in text):
-            merged.add(token)
+            dropped.add(token)
             continue
         kept_merges.append(merge)
-    kept = sorted((i, t) for t, i in vocab.items() if t not in merged)
+    kept = sorted((i, t) for t, i in vocab.items() if t not in dropped)
     spec["model"]["vocab"] = {t: new for new, (_, t) in enumerate(kept)}
     spec["model"]["merges"] = kept_merges
     old_to_new = {old: new for new, (old, _) in enumerate(kept)}
