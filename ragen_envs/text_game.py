@@ -44,6 +44,12 @@ class TextGame(Protocol):
         """The current state as text in one of :data:`OBSERVATION_FORMATS`."""
         ...
 
+    def level_key(self) -> bytes | None:
+        """The current level's start as canonical bytes, equal exactly for levels a player could not tell
+        apart; ``ragen_envs.splits`` hashes it to decide the level's split. None: the game has one level
+        (up to presentation), which every split shares."""
+        ...
+
     def state_dict(self) -> dict[str, Any]:
         """A JSON-serialisable snapshot of the true state (see docs/protocol.md for the schema)."""
         ...

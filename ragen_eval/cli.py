@@ -11,19 +11,34 @@ Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluate
     ragen-eval leaderboard RUN_DIR... [--out leaderboards/]
     ragen-eval serve --agent random|oracle|default|PATH --port P
     ragen-eval ls
+
+Exit status: 0 the command did its work; 1 an evaluation ran but its episodes ended in request errors
+(all of them, or more than --max-error-rate); 2 bad input, refused before any run directory is made;
+130 interrupted (finished episodes are kept).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib
 import json
 import os
+import re
 import sys
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 SUBCOMMANDS = ("evaluate", "judge", "show", "compare", "merge", "leaderboard", "serve", "ls")
+#: Exit statuses (see the module docstring and docs/eval.md).
+EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: The extra of ``ragen-envs`` that installs each optional import, for a one-line hint when it is missing.
+EXTRA_OF_MODULE = {"openai": "eval", "httpx": "eval", "aiohttp": "eval", "pandas": "eval", "matplotlib": "eval",
+                   "tqdm": "eval", "PIL": "eval", "torch": "train", "transformers": "train", "tokenizers": "train",
+                   "vllm": "vllm", "pygame": "render"}
+_ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _parse_value(text: str) -> Any:
@@ -71,6 +86,8 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
                    help="argument for a local backend, e.g. dtype=float32 max_model_len=2048 (vllm), device=cpu (hf)")
     g.add_argument("--api-key-env", default=d.api_key_env,
                    help="environment variable holding the API key (the key is never written anywhere)")
+    g.add_argument("--api-key", default=None, help="refused: a key on the command line lands in shell history "
+                                                   "and process lists; use --api-key-env")
     g.add_argument("--local-server", action="store_true",
                    help="serve --model with `ragen-eval serve` on loopback and evaluate through HTTP")
     g.add_argument("--server-arg", action="append", default=[], dest="server_args",
@@ -101,6 +118,9 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--run-name", default=None, help="run directory name (default: <model>__<backend>__<split>[__shard-i-of-n])")
     g.add_argument("--retry-errors", action="store_true",
                    help="on resume, replay episodes that ended with a request error")
+    g.add_argument("--max-error-rate", type=float, default=None, metavar="RATE",
+                   help="exit 1 when more than this fraction (0..1) of the run's episodes ended in a request "
+                        "error (default: only when all of them did)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
 
@@ -122,6 +142,7 @@ def add_judge_arguments(p: argparse.ArgumentParser, *, required: bool) -> None:
                    help="argument for a local judge backend (vllm, hf)")
     g.add_argument("--judge-api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the judge endpoint's key")
+    g.add_argument("--judge-api-key", default=None, help="refused: use --judge-api-key-env")
     g.add_argument("--judge-max-tokens", type=int, default=JUDGE_SAMPLING.max_tokens,
                    help="token limit of a judge reply (the judge samples greedily)")
     g.add_argument("--judge-concurrency", type=int, default=None,
@@ -135,6 +156,7 @@ def judge_config_from_args(args: argparse.Namespace) -> Any:
     from ragen_eval.consistency.judge import JUDGE_SAMPLING
     from ragen_eval.judging import JudgeConfig
 
+    _check_key_options(args, "--judge-api-key", args.judge_api_key, "--judge-api-key-env", args.judge_api_key_env)
     if args.judge_model is None:
         for flag, value in (("--judge-base-url", args.judge_base_urls), ("--judge-backend", args.judge_backend),
                             ("--judge-model-args", args.judge_model_args)):
@@ -160,11 +182,24 @@ def _print_judge_stats(stats: Any) -> None:
           file=sys.stderr)
 
 
+def _check_key_options(args: argparse.Namespace, key_flag: str, key: str | None, env_flag: str, env_name: str) -> None:
+    """Refuse an API key given on the command line, and a key passed where a variable name belongs."""
+    if key is not None:
+        raise ValueError(f"{key_flag} is not accepted (a key on the command line lands in shell history and "
+                         f"process lists): put the key in an environment variable and name it with {env_flag}, "
+                         f"e.g. MY_KEY=... ragen-eval ... {env_flag} MY_KEY")
+    if env_name and not _ENV_VAR_NAME.fullmatch(env_name):
+        # The value is not echoed: it may well be the key itself.
+        raise ValueError(f"{env_flag} takes the NAME of an environment variable (e.g. OPENAI_API_KEY), and the "
+                         "value given is not one; the key itself is never passed on the command line")
+
+
 def config_from_args(args: argparse.Namespace) -> Any:
     """An :class:`EvalConfig` from parsed ``evaluate`` arguments."""
     from ragen_eval.agents.base import SamplingParams
     from ragen_eval.config import EvalConfig, parse_shard
 
+    _check_key_options(args, "--api-key", args.api_key, "--api-key-env", args.api_key_env)
     return EvalConfig(
         model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
         model_args=_key_values(args.model_args, "--model-args"),
@@ -183,20 +218,24 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     from ragen_eval.results_table import results_table
     from ragen_eval.runner import evaluate
 
+    from ragen_eval.run_dir import check_run_name
+
     config = config_from_args(args)
     judge = judge_config_from_args(args)  # a bad judge fails now, not after the run
-    if config.protocol:
-        from ragen_envs.text import ProtocolConfig
-
-        ProtocolConfig.from_dict(config.protocol)  # fail now, not inside every episode
-    run_path = Path(args.out) / (args.run_name or config.run_name())
+    if args.max_error_rate is not None and not 0.0 <= args.max_error_rate <= 1.0:
+        raise ValueError(f"--max-error-rate is a fraction in [0, 1], got {args.max_error_rate}")
+    check_out_dir(args.out, "--out")
+    run_path = Path(args.out) / (check_run_name(args.run_name) if args.run_name is not None else config.run_name())
+    check_out_dir(run_path, "the run directory")
+    config.check_runnable()  # before the imports below, which take seconds for torch or vllm
+    _import_what_the_run_needs(config, judge, progress=not args.no_progress)
     try:
         summary, stats = evaluate(config, run_path, progress=not args.no_progress, retry_errors=args.retry_errors,
                                   judge=judge)
     except KeyboardInterrupt:
         print(f"\ninterrupted; finished episodes are kept in {run_path}. Run the same command again to resume.",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
@@ -207,7 +246,50 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"({stats.turns_per_second:.1f} turns/s, harness CPU {1e3 * stats.cpu_seconds / max(stats.turns, 1):.2f}"
               f" ms/turn), {stats.errors} episodes ended by errors", file=sys.stderr)
     _print_judge_stats(stats.judge)
-    return 0
+    return _error_verdict(run_path, args.max_error_rate)
+
+
+def check_out_dir(path: str | os.PathLike[str], what: str) -> None:
+    """Raise ``ValueError`` when ``path``, or a folder above it, exists but is not a directory."""
+    for place in (Path(path), *Path(path).parents):
+        if place.exists() and not place.is_dir():
+            raise ValueError(f"{what} {path}: {place} is a file, not a directory")
+
+
+def _import_what_the_run_needs(config: Any, judge: Any, *, progress: bool) -> None:
+    """Import the optional packages the run will use now, so a missing extra fails before the run directory
+    is made (``main`` turns the ModuleNotFoundError into an install hint)."""
+    needed = {"openai": ("openai",), "hf": ("torch", "transformers"), "vllm": ("vllm",)}
+    modules = [*needed.get(config.resolved_backend(), ()), *(("tqdm",) if progress else ())]
+    if judge is not None:
+        modules.extend(needed.get(judge.backend or "openai", ()))
+    for name in modules:
+        importlib.import_module(name)
+
+
+def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
+    """Say on stderr how many of the run's episodes ended in a request error; exit 1 when that is all of
+    them or more than ``max_error_rate``."""
+    from ragen_eval.run_dir import load_run
+
+    _, records = load_run(run_path)
+    errors = Counter(str(r["error"]) for r in records if r.get("error"))
+    failed = sum(errors.values())
+    if not failed:
+        return EXIT_OK
+    common, count = errors.most_common(1)[0]
+    detail = f"most common ({count}): {common}"
+    if failed == len(records):
+        print(f"ragen-eval evaluate: error: every episode ({failed} of {failed}) ended in an error, so the table "
+              f"measures nothing; {detail}. Fix the cause, then rerun with --retry-errors.", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    rate = failed / len(records)
+    over = max_error_rate is not None and rate > max_error_rate
+    print(f"ragen-eval evaluate: {'error' if over else 'warning'}: {failed} of {len(records)} episodes "
+          f"({rate:.1%}) ended in an error and count as failures"
+          + (f", above --max-error-rate {max_error_rate:g}" if over else "")
+          + f"; {detail}. Rerun with --retry-errors to replay them.", file=sys.stderr)
+    return EXIT_RUN_FAILED if over else EXIT_OK
 
 
 def cmd_judge(args: argparse.Namespace) -> int:
@@ -221,7 +303,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted; verdicts so far are kept in {args.run}. Run the same command again to resume.",
               file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     print(json.dumps(summary, indent=2) if args.json else results_table(summary))
     _print_judge_stats(stats)
     return 0
@@ -282,6 +364,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     from ragen_eval.judging import merge_judgements
 
+    check_out_dir(args.out, "--out")
     out = merge_runs(args.shards, args.out)
     merge_judgements(args.shards, out)
     summary = summary_of(out)
@@ -295,6 +378,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Write the leaderboard tables and plots for some run directories."""
     from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 
+    check_out_dir(args.out, "--out")
     board = build_leaderboard(args.runs, baselines_dir=None if args.no_baselines else Path(args.baselines_dir),
                               progress=not args.no_progress)
     paths = write_leaderboard(board, args.out)
@@ -313,14 +397,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_ls(args: argparse.Namespace) -> int:
     """List environment presets, groups and seed splits."""
     from ragen_envs.registration import PRESETS
-    from ragen_envs.splits import SPLIT_OFFSETS
+    from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
 
     from ragen_eval.config import ENV_GROUPS
     from ragen_eval.results_table import markdown_table
 
     print(markdown_table(["preset", "gymnasium id", "description"], [[p.name, p.env_id, p.description] for p in PRESETS]))
     print("\ngroups: " + "; ".join(f"{k} = {','.join(v)}" for k, v in ENV_GROUPS.items()))
-    print("splits: " + ", ".join(f"{k} (seeds from {v})" for k, v in SPLIT_OFFSETS.items()))
+    print("splits: " + ", ".join(f"{k} (seeds from {v})" for k, v in SPLIT_OFFSETS.items())
+          + "; a seed is kept when its level's content hashes to its split ("
+          + "/".join(f"{share}%" for share in SPLIT_SHARES.values()) + " of levels)")
     return 0
 
 
@@ -329,13 +415,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ragen-eval",
                                      description="Evaluate a model on the ragen games; manage runs and leaderboards.",
                                      epilog=__doc__.split("\n\n", 2)[2],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+                                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("evaluate", help="evaluate a model (the default subcommand)")
+    # No prefix matching: `--seed 1` must not quietly become `--seed-start 1`, nor `--api-key K` `--api-key-env K`.
+    sub_parser = functools.partial(sub.add_parser, allow_abbrev=False)
+    p = sub_parser("evaluate", help="evaluate a model (the default subcommand)")
     add_evaluate_arguments(p)
     add_judge_arguments(p, required=False)
     p.set_defaults(func=cmd_evaluate)
-    p = sub.add_parser("judge", help="judge the thoughts of an existing run with an LLM (resumable)")
+    p = sub_parser("judge", help="judge the thoughts of an existing run with an LLM (resumable)")
     p.add_argument("run", help="run directory")
     add_judge_arguments(p, required=True)
     g = p.add_argument_group("execution")
@@ -347,21 +435,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
     p.set_defaults(func=cmd_judge)
-    p = sub.add_parser("show", help="results table of a run, or one episode's transcript")
+    p = sub_parser("show", help="results table of a run, or one episode's transcript")
     p.add_argument("run", help="run directory")
     p.add_argument("--episode", default=None, metavar="ENV:SEED", help="print this episode's transcript")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_show)
-    p = sub.add_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")
+    p = sub_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")
     p.add_argument("run_a")
     p.add_argument("run_b")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_compare)
-    p = sub.add_parser("merge", help="join the shard directories of a run")
+    p = sub_parser("merge", help="join the shard directories of a run")
     p.add_argument("shards", nargs="+", help="shard run directories (all n of them)")
     p.add_argument("--out", required=True, help="directory of the merged run")
     p.set_defaults(func=cmd_merge)
-    p = sub.add_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories")
+    p = sub_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories")
     p.add_argument("runs", nargs="+", help="run directories")
     p.add_argument("--out", default="leaderboards", help="output directory")
     p.add_argument("--baselines-dir", default="runs/baselines",
@@ -370,12 +458,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="do not add random/oracle runs for the runs' envs and seeds when they are missing")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=cmd_leaderboard)
-    p = sub.add_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")
-    from ragen_eval import serve
-
-    serve.add_arguments(p)
+    p = sub_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")
+    try:
+        from ragen_eval import serve
+    except ModuleNotFoundError:  # no aiohttp (a bare install): the other subcommands and --help still work
+        serve = None
+    if serve is not None:
+        serve.add_arguments(p)
     p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("ls", help="list environment presets, groups and splits")
+    p = sub_parser("ls", help="list environment presets, groups and splits")
     p.set_defaults(func=cmd_ls)
     return parser
 
@@ -385,15 +476,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help")):
         argv.insert(0, "evaluate")
-    args = build_parser().parse_args(argv)
+    prog = f"ragen-eval {argv[0]}" if argv[0] in SUBCOMMANDS else "ragen-eval"
     try:
+        if argv[0] == "serve":  # without aiohttp, even `serve --help` gets the error naming the extra
+            import ragen_eval.serve  # noqa: F401
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keeps interpreter shutdown from failing to flush
-        return 0
-    except (ValueError, FileNotFoundError, FileExistsError, RuntimeError) as err:
-        print(f"ragen-eval {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_OK
+    except ModuleNotFoundError as err:
+        top = (err.name or "").partition(".")[0]
+        if top not in EXTRA_OF_MODULE:
+            raise  # not an optional dependency: a bug, keep the traceback
+        print(f"{prog}: error: this needs the {top!r} package, which is not installed; "
+              f"pip install 'ragen-envs[{EXTRA_OF_MODULE[top]}]'", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (ValueError, OSError, RuntimeError) as err:  # OSError: a file where a folder should be, permissions
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

@@ -90,6 +90,18 @@ def model_slug(model: str) -> str:
     return slug
 
 
+def looks_like_local_path(model: str) -> bool:
+    """Whether ``model`` names a local directory rather than a hub id (``ORG/NAME`` or ``NAME``).
+
+    Absolute, ``./``/``../``/``~`` and deeper paths are local, and so is ``DIR/NAME`` when ``DIR``
+    exists here: such a name can only be meant as a path, and a hub lookup would just retry for a minute.
+    """
+    if model.startswith(("/", ".", "~")) or model.strip("/").count("/") > 1:
+        return True
+    head, sep, _ = model.partition("/")
+    return bool(sep) and Path(head).is_dir()
+
+
 @dataclass
 class EvalConfig:
     """One evaluation run: which model plays which levels, how it is sampled, how it is reached."""
@@ -113,7 +125,7 @@ class EvalConfig:
     split: str = "test"
     """Named seed split (train, val, test); every model plays the same levels."""
     seed_start: int = 0
-    """Index of the first seed within the split."""
+    """Index within the split's seed range where the walk for its levels starts (see ``seeds``)."""
     sampling: SamplingParams = field(default_factory=SamplingParams)
     """Temperature 0.5 and 400 new tokens follow RAGEN's evaluation settings."""
     protocol: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +155,7 @@ class EvalConfig:
         if isinstance(self.shard, list):
             self.shard = (int(self.shard[0]), int(self.shard[1]))
         self.envs = expand_envs(self.envs)
+        self._seeds_memo: dict[tuple[Any, ...], list[int]] = {}
         self.validate()
 
     def validate(self) -> None:
@@ -185,6 +198,30 @@ class EvalConfig:
         if self.local_server and self.base_urls:
             raise ValueError("--local-server starts its own endpoint; drop --base-url")
 
+    def check_runnable(self) -> None:
+        """Raise ``ValueError`` for settings that only fail once played: a protocol override or a game
+        config that does not build, a local checkpoint that does not exist.
+
+        Run before a run directory is made. It is not part of :meth:`validate` because a stored
+        config must stay readable after, say, its checkpoint was deleted.
+        """
+        from ragen_envs.text import ProtocolConfig, make_env
+
+        if self.protocol:
+            ProtocolConfig.from_dict(self.protocol)
+        for env, overrides in self.env_configs.items():
+            try:
+                make_env(env, overrides).close()  # builds the game's config; generates no level
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"--env-config {env}: {err}") from None
+        backend = self.resolved_backend()
+        if backend in ("vllm", "hf") and self.model != DEFAULT_MODEL and looks_like_local_path(self.model) \
+                and not Path(self.model).expanduser().exists():
+            raise ValueError(f"--model {self.model}: no such local checkpoint directory (the {backend} backend "
+                             "reads a path, or a hub id of the form ORG/NAME)")
+        for env in self.envs:
+            self.seeds(env)  # a split too small for --episodes fails here, naming the env
+
     def resolved_backend(self) -> str:
         """The backend this run uses once defaults are applied."""
         if self.backend is not None:
@@ -198,13 +235,22 @@ class EvalConfig:
         raise ValueError(f"cannot tell how to reach model {self.model!r}: give --base-url URL, "
                          "--local-server, or --backend vllm|hf for a local checkpoint")
 
-    def seeds(self) -> list[int]:
-        """The split's seeds this run plays in every env (before sharding)."""
-        return split_seeds(self.split, self.episodes, self.seed_start)
+    def seeds(self, env: str) -> list[int]:
+        """The seeds this run plays in ``env`` (before sharding): the first ``episodes`` seeds of the split
+        from index ``seed_start`` whose levels belong to the split (``ragen_envs.split_seeds``), so they
+        differ between envs."""
+        overrides = self.env_configs.get(env, {})
+        key = (env, self.split, self.episodes, self.seed_start, repr(sorted(overrides.items())))
+        # work_items() is asked for by every resume check and record listing, and finding a split's
+        # seeds generates about ten levels per seed, so each env's list is found once per config.
+        if key not in self._seeds_memo:
+            self._seeds_memo[key] = split_seeds(self.split, self.episodes, self.seed_start, env=env,
+                                                env_config=overrides)
+        return list(self._seeds_memo[key])
 
     def work_items(self) -> list[tuple[str, int]]:
         """(env, seed) pairs this run (this shard) must finish, in a fixed order."""
-        items = [(env, seed) for env in self.envs for seed in self.seeds()]
+        items = [(env, seed) for env in self.envs for seed in self.seeds(env)]
         if self.shard is None:
             return items
         i, n = self.shard

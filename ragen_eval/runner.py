@@ -24,6 +24,7 @@ from ragen_eval.judging import (JUDGE_FILE, JudgeConfig, JudgeStats, check_judge
                                 read_judgements)
 from ragen_eval.metrics import summarize
 from ragen_eval.run_dir import RunDir, load_run
+from ragen_eval.stored_replies import cap_stored_texts
 
 
 @dataclass
@@ -97,7 +98,7 @@ async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) ->
     record["error"] = error
     if error is not None:
         record["end_reason"] = "error"
-    return record
+    return cap_stored_texts(record)  # scored in full above; only the stored copy is cut
 
 
 async def run_pending(agent: Agent, run: RunDir, *, progress: bool = True) -> RunStats:
@@ -212,6 +213,7 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
     With ``judge``, every finished episode not judged yet is then judged (``judge_agent``
     overrides the judge's agent) and the summary carries rule/judge agreement.
     """
+    config.check_runnable()  # a bad override or a missing checkpoint fails before the directory is made
     with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
         if judge is not None:  # refuse a second judge before playing, not after
             check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)

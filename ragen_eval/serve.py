@@ -25,14 +25,25 @@ Usage::
 
 The first line on stdout is ``ragen-eval serve: listening on http://HOST:PORT/v1``; a parent
 process reads the port from it.
+
+``--api-key-env NAME`` makes every ``/v1`` route require the key held in that variable, as a bearer
+token or as the password of HTTP Basic auth (``http://user:KEY@host/v1``); ``/health`` stays open.
+Bound beyond loopback, the server says on stderr whether it is protected. Agents answer off the event
+loop (the built-in ones on worker threads), so a slow request never holds up ``/health`` or others.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
+import binascii
 import hashlib
+import hmac
+import ipaddress
 import json
+import math
+import os
 import random
 import re
 import sys
@@ -79,6 +90,7 @@ class ServeConfig:
     reasoning_field: bool = False  # move <think> text into message.reasoning_content, as reasoning models do
     fault_seed: int = 0
     device: str = "cpu"  # for checkpoint agents
+    api_key_env: str | None = None  # name of the variable holding the key clients must send; None: no key
 
     def __post_init__(self) -> None:
         for name in ("failure_rate", "rate_limit_rate", "stall_rate", "malformed_rate", "empty_choices_rate",
@@ -94,6 +106,27 @@ class ServeConfig:
                 raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port must be in 0..65535, got {self.port}")
+        if self.api_key_env is not None and not self.api_key_env:
+            raise ValueError("--api-key-env must name an environment variable")
+
+    def api_key(self) -> str | None:
+        """The key clients must send, read from ``api_key_env`` now; ValueError if that variable is unset or empty."""
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env, "")
+        if not key:
+            raise ValueError(f"--api-key-env {self.api_key_env}: that environment variable is unset or empty")
+        return key
+
+    @property
+    def loopback_only(self) -> bool:
+        """Whether ``host`` is reachable from this machine only."""
+        if self.host == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:  # a host name other than localhost may resolve anywhere
+            return False
 
     def fault_rates(self) -> dict[str, float]:
         """The mutually exclusive per-request faults and their probabilities, in the order they are drawn."""
@@ -189,7 +222,15 @@ def _parse_request(body: Any) -> tuple[list[dict[str, str]], int, SamplingParams
             raise _Error(400, f"messages[{i}] must be an object with a string 'role'")
         content = message.get("content")
         if isinstance(content, list):  # content parts: keep the text ones
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+            texts = []
+            for j, part in enumerate(content):
+                if not isinstance(part, dict):
+                    raise _Error(400, f"messages[{i}].content[{j}] must be an object")
+                if part.get("type") == "text":
+                    if not isinstance(part.get("text"), str):
+                        raise _Error(400, f"messages[{i}].content[{j}].text must be a string, got {part.get('text')!r}")
+                    texts.append(part["text"])
+            content = "".join(texts)
         if content is None:
             content = ""
         if not isinstance(content, str):
@@ -207,8 +248,8 @@ def _parse_request(body: Any) -> tuple[list[dict[str, str]], int, SamplingParams
     for key, default in (("temperature", 1.0), ("top_p", 1.0)):
         value = body.get(key, default)
         value = default if value is None else value
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0:
-            raise _Error(400, f"'{key}' must be a number >= 0, got {value!r}")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value < math.inf:
+            raise _Error(400, f"'{key}' must be a finite number >= 0, got {value!r}")
         numbers[key] = float(value)
     seed = body.get("seed")
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
@@ -230,21 +271,40 @@ _THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
 class ChatCompletionServer:
     """The aiohttp application: routes, fault injection and the agent it serves."""
 
-    def __init__(self, config: ServeConfig, agent: Agent) -> None:
+    def __init__(self, config: ServeConfig, agent: Agent, api_key: str | None = None) -> None:
         self.config = config
         self.agent = agent
+        self.api_key = api_key
         self._rng = random.Random(config.fault_seed)
         self.counts: dict[str, int] = {"requests": 0, "answered": 0, "poisoned": 0, "garbage": 0,
                                        **{name: 0 for name in config.fault_rates()}}
 
     def app(self) -> web.Application:
         """A fresh aiohttp application bound to this server."""
-        app = web.Application(client_max_size=64 * 1024**2)
+        app = web.Application(client_max_size=64 * 1024**2, middlewares=[self._check_key])
         app.router.add_post("/v1/chat/completions", self.chat_completions)
         app.router.add_get("/v1/models", self.models)
         app.router.add_get("/health", self.health)
         app.router.add_get("/v1/stats", self.stats)
         return app
+
+    @web.middleware
+    async def _check_key(self, request: web.Request, handler: Any) -> web.StreamResponse:
+        """401 for a ``/v1`` request without the key (bearer token or Basic password), when a key is set."""
+        if self.api_key is None or not request.path.startswith("/v1"):
+            return await handler(request)
+        scheme, _, credential = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() == "basic":
+            try:
+                credential = base64.b64decode(credential, validate=True).decode("utf-8").partition(":")[2]
+            except (binascii.Error, UnicodeDecodeError):
+                credential = ""
+        elif scheme.lower() != "bearer":
+            credential = ""
+        if not hmac.compare_digest(credential.encode(), self.api_key.encode()):
+            return _error_response(401, "a valid API key is required (Authorization: Bearer KEY)",
+                                   "authentication_error")
+        return await handler(request)
 
     async def health(self, request: web.Request) -> web.Response:
         """Liveness probe."""
@@ -367,7 +427,8 @@ class ChatCompletionServer:
 async def run_server(config: ServeConfig, agent: Agent | None = None, *, ready: threading.Event | None = None,
                      bound: list[int] | None = None, stop: asyncio.Event | None = None) -> None:
     """Serve until ``stop`` is set (or forever); print the listening line once the socket is bound."""
-    server = ChatCompletionServer(config, agent if agent is not None else make_server_agent(config))
+    api_key = config.api_key()  # before the agent loads: a missing key is an error in the command
+    server = ChatCompletionServer(config, agent if agent is not None else make_server_agent(config), api_key)
     runner = web.AppRunner(server.app(), handler_cancellation=True, access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, config.host, config.port, backlog=1024, reuse_address=True)
@@ -376,6 +437,10 @@ async def run_server(config: ServeConfig, agent: Agent | None = None, *, ready: 
     if bound is not None:
         bound.append(port)
     print(f"{LISTENING_PREFIX}http://{config.host}:{port}/v1", flush=True)
+    if not config.loopback_only:
+        guard = (f"requests need the API key in ${config.api_key_env}" if api_key is not None else
+                 "anyone who can reach this port can use it; set --api-key-env to require a key")
+        print(f"ragen-eval serve: bound to {config.host}, beyond loopback: {guard}", file=sys.stderr, flush=True)
     if ready is not None:
         ready.set()
     try:
@@ -448,6 +513,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reasoning-field", action="store_true",
                         help="return <think> text in message.reasoning_content, as reasoning models do")
     parser.add_argument("--fault-seed", type=int, default=d.fault_seed, help="seed of the fault-injection RNG")
+    parser.add_argument("--api-key-env", default=None, metavar="NAME",
+                        help="require the key held in this environment variable on /v1 routes "
+                             "(bearer token or Basic-auth password); default: no key")
 
 
 def config_from_args(args: argparse.Namespace) -> ServeConfig:
@@ -471,6 +539,7 @@ def main(args: argparse.Namespace) -> int:
     """Run the server in the foreground until interrupted; returns the process exit code."""
     try:
         config = config_from_args(args)
+        config.api_key()  # fail now, with the other argument errors, if the key's variable is unset
     except ValueError as exc:
         print(f"ragen-eval serve: error: {exc}", file=sys.stderr)
         return 2
@@ -487,6 +556,7 @@ def main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    _parser = argparse.ArgumentParser(prog="python -m ragen_eval.serve", description=__doc__.split("\n\n")[0])
+    _parser = argparse.ArgumentParser(prog="python -m ragen_eval.serve", description=__doc__.split("\n\n")[0],
+                                      allow_abbrev=False)
     add_arguments(_parser)
     sys.exit(main(_parser.parse_args()))

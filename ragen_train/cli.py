@@ -11,18 +11,23 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 from collections.abc import Sequence
 
 from ragen_train.config import config_help, load_config
 
+#: Modules of the ``[train]`` extra that every ragen-train command needs.
+TRAIN_MODULES = ("torch", "transformers", "yaml")
+
 
 def build_parser() -> argparse.ArgumentParser:
     """Arguments of the RL entry point."""
     parser = argparse.ArgumentParser(
         prog="ragen-train", description=__doc__.split("\n\n")[0],
-        epilog="Subcommand: `ragen-train sft --help` for the supervised warm start.")
+        epilog="Subcommand: `ragen-train sft --help` for the supervised warm start.",
+        allow_abbrev=False)  # no prefix matching: a shortened or misspelt flag is an error, not another flag
     parser.add_argument("--config", default=None, help="YAML file of TrainConfig fields (see configs/)")
     parser.add_argument("--help-config", action="store_true", help="list every config key with default and help")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
@@ -33,6 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ragen-train`` console script."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    missing = [name for name in TRAIN_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"ragen-train: error: {', '.join(missing)} not installed; install ragen-envs[train]", file=sys.stderr)
+        return 2
     if argv and argv[0] == "sft":
         from ragen_train import sft
 
@@ -51,9 +60,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
         return 0
+    from ragen_train.run_dir import RunDirError
     from ragen_train.trainer import train
 
-    run_dir = train(config)
+    try:
+        run_dir = train(config)
+    except RunDirError as exc:  # every rank raises it; under torchrun, say it once
+        if os.environ.get("RANK", "0") == "0":
+            print(f"ragen-train: error: {exc}", file=sys.stderr)
+        return 2
     if os.environ.get("RANK", "0") == "0":  # under torchrun, say it once
         print(f"run directory: {run_dir}")
     return 0

@@ -19,9 +19,11 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from ragen_envs.config_dicts import require_ints
+from ragen_train.game_settings import check_game_settings
 
 ADVANTAGE_ESTIMATORS = ("gae", "gae-turn", "grpo", "drgrpo")
 CRITIC_MODES = ("separate", "shared", "none")
+REWARD_PLACEMENTS = ("episode-end", "turn-end")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
 KL_TYPES = ("low_var_kl", "kl", "mse")
 ROLLOUT_ENGINES = ("hf", "vllm")
@@ -33,11 +35,12 @@ class TrainConfig:
 
     # --- run ---
     preset: str = field(default="starpo-s", metadata={"help": "starpo or starpo-s; supplies defaults (see PRESETS)"})
-    run_name: str | None = field(default=None, metadata={"help": "run directory name; default {env}__{preset}__{seed}__{time}"})
+    run_name: str | None = field(default=None, metadata={"help": "run directory name; default {env}__{preset}__{seed}, so rerunning a command resumes its run"})
     output_dir: str = field(default="runs/train", metadata={"help": "parent directory of run directories"})
     seed: int = field(default=0, metadata={"help": "seeds rollout sampling, training seeds and init"})
     total_steps: int = field(default=200, metadata={"help": "training steps (one rollout + one update each); RAGEN: 200"})
     resume: bool = field(default=True, metadata={"help": "continue from the latest checkpoint in the run dir, if any"})
+    allow_config_change: bool = field(default=False, metadata={"help": "let a rerun on an existing run dir change its config (the old config.yaml is kept beside it); otherwise it is refused"})
     device: str = field(default="cpu", metadata={"help": "torch device; with torchrun, cuda means cuda:LOCAL_RANK"})
 
     # --- model ---
@@ -53,7 +56,7 @@ class TrainConfig:
     protocol: dict[str, Any] = field(default_factory=dict, metadata={"help": "overrides of ragen_envs.text.ProtocolConfig"})
     env_groups: int = field(default=8, metadata={"help": "P: initial states per step (RAGEN es_manager.train.env_groups=8)"})
     group_size: int = field(default=16, metadata={"help": "N: responses per initial state, sharing its seed (RAGEN group_size=16)"})
-    temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature (RAGEN: 1.0)"})
+    temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature (RAGEN: 1.0); the update's log-probs use it too"})
     top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
     max_new_tokens: int = field(default=128, metadata={"help": "response tokens per turn"})
     max_seq_len: int = field(default=4096, metadata={"help": "whole multi-turn sequence cap; an episode that would pass it ends"})
@@ -68,9 +71,12 @@ class TrainConfig:
     lam: float = field(default=1.0, metadata={"help": "GAE lambda (RAGEN: 1.0)"})
     whiten_advantages: bool = field(default=True, metadata={"help": "normalise GAE advantages over the batch's tokens (verl does)"})
     norm_adv_eps: float = field(default=1e-6, metadata={"help": "epsilon in GRPO's std normalisation (verl: 1e-6)"})
+    reward_placement: str = field(default="episode-end", metadata={"help": "episode-end: the episode's return on its last sampled token (RAGEN default); turn-end: each turn's reward on that turn's last token"})
+    reward_scale: float = field(default=1.0, metadata={"help": "multiplies every reward before advantages and value targets; <1 keeps large returns (Sokoban's +10) within reach of value_clip"})
 
     # --- filtering (StarPO-S) ---
     rollout_filter_ratio: float = field(default=0.25, metadata={"help": "fraction of groups kept, top by raw reward std (RAGEN: 0.25); 1.0 = no filter"})
+    filter_drop_zero_spread: bool = field(default=False, metadata={"help": "drop kept groups whose rewards all agree, even if fewer than the ratio survive (RAGEN keeps the top fraction whatever: false)"})
     zero_spread_quota: float = field(default=0.0, metadata={"help": "extra fraction of groups kept among zero-spread ones (remedy: hardest states still train the critic)"})
     hard_state_retries: int = field(default=0, metadata={"help": "replay a group with no successful rollout up to this many times; the first replay with a success replaces it (remedy 2)"})
 
@@ -88,7 +94,8 @@ class TrainConfig:
     critic_lr: float = field(default=1e-5, metadata={"help": "AdamW lr of the critic (RAGEN: 1e-5; tiny models: ~1e-3)"})
     weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (verl: 0.01)"})
     ppo_epochs: int = field(default=1, metadata={"help": "passes over each batch (RAGEN: 1)"})
-    ppo_mini_batch_size: int = field(default=32, metadata={"help": "sequences per optimizer step (RAGEN: 32)"})
+    ppo_mini_batches: int = field(default=4, metadata={"help": "optimizer steps per epoch: the filtered batch is cut into this many mini-batches (RAGEN: 128 / 32 = 4), so StarPO and StarPO-S take the same number of steps"})
+    ppo_mini_batch_size: int | None = field(default=None, metadata={"help": "sequences per optimizer step; when set it replaces ppo_mini_batches (the step count then depends on how many sequences the filter keeps)"})
     micro_batch_size: int = field(default=4, metadata={"help": "sequences per forward/backward (RAGEN: 4)"})
 
     # --- logging, evaluation, checkpoints, collapse alert ---
@@ -113,12 +120,13 @@ class TrainConfig:
         if self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
+                   "reward_placement": REWARD_PLACEMENTS,
                    "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}")
         positive = ("total_steps", "env_groups", "group_size", "max_new_tokens", "max_seq_len", "rollout_batch_size",
-                    "ppo_epochs", "ppo_mini_batch_size", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
+                    "ppo_epochs", "ppo_mini_batches", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
                     "eval_episodes", "collapse_window", "log_every", "keep_checkpoints")
         require_ints(self, positive)
         require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries"), minimum=0)
@@ -133,7 +141,7 @@ class TrainConfig:
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
         for name in ("clip_ratio_low", "clip_ratio_high", "value_clip", "grad_clip", "actor_lr", "critic_lr",
-                     "top_p"):
+                     "top_p", "reward_scale"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
         if self.clip_ratio_low >= 1.0:
@@ -148,7 +156,9 @@ class TrainConfig:
                              "or critic=shared, or use grpo/drgrpo")
         if self.group_size < 2 and self.advantage_estimator in ("grpo", "drgrpo"):
             raise ValueError("GRPO-style advantages need group_size >= 2")
-        if self.micro_batch_size > self.ppo_mini_batch_size:
+        if self.ppo_mini_batch_size is not None:
+            require_ints(self, ("ppo_mini_batch_size",))
+        if self.ppo_mini_batch_size is not None and self.micro_batch_size > self.ppo_mini_batch_size:
             raise ValueError(f"micro_batch_size ({self.micro_batch_size}) must be <= ppo_mini_batch_size "
                              f"({self.ppo_mini_batch_size})")
         if self.target_success is not None and not 0.0 < self.target_success <= 1.0:
@@ -156,11 +166,25 @@ class TrainConfig:
         for name in ("env_config", "protocol"):
             if not isinstance(getattr(self, name), dict):
                 raise TypeError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+        check_game_settings(self.env, self.env_config, self.protocol)
 
     @property
     def uses_critic(self) -> bool:
         """Whether this run trains a value function (GAE needs one; GRPO-style estimators do not)."""
         return self.advantage_estimator in ("gae", "gae-turn")
+
+    def mini_batch_sizes(self, batch: int) -> list[int]:
+        """Sizes of the consecutive mini-batches (one optimizer step each) that one epoch over a filtered
+        batch of ``batch`` sequences is cut into: chunks of ``ppo_mini_batch_size`` if set, else
+        ``ppo_mini_batches`` near-equal parts (fewer only when there are fewer sequences)."""
+        if batch < 1:
+            return []
+        if self.ppo_mini_batch_size is not None:
+            full, rest = divmod(batch, self.ppo_mini_batch_size)
+            return [self.ppo_mini_batch_size] * full + ([rest] if rest else [])
+        parts = min(self.ppo_mini_batches, batch)
+        base, extra = divmod(batch, parts)
+        return [base + 1] * extra + [base] * (parts - extra)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict of every field, as written to the run's config.yaml."""
@@ -280,7 +304,7 @@ def _coerce(values: dict[str, Any]) -> dict[str, Any]:
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{key} must be a number, got {value!r}")
             value = float(value)
-        elif hint is int:
+        elif hint is int or text == "int | None":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{key} must be an int, got {value!r}")
         elif hint is bool:

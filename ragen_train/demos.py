@@ -24,6 +24,9 @@ from ragen_envs.config_dicts import require_ints
 from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply
 
 DEMO_MODES = ("oracle", "format")
+#: ``describe``: a templated sentence naming the positions the model sees; ``none``: an empty
+#: ``<think></think>`` (the protocol's format, with the answer as the only thing to learn).
+THOUGHT_STYLES = ("describe", "none")
 
 
 @dataclass(frozen=True)
@@ -44,10 +47,18 @@ class DemoConfig:
     """``ProtocolConfig`` fields overriding the defaults (RAGEN's protocol)."""
     env_config: dict[str, Any] = field(default_factory=dict)
     """Game config fields overriding the preset's."""
+    thought: str = "describe"
+    """What goes inside ``<think>`` when the protocol asks for it; one of :data:`THOUGHT_STYLES`."""
 
     def __post_init__(self) -> None:
+        from ragen_train.game_settings import check_game_settings
+
         if self.mode not in DEMO_MODES:
             raise ValueError(f"mode must be one of {DEMO_MODES}, got {self.mode!r}")
+        if self.thought not in THOUGHT_STYLES:
+            raise ValueError(f"thought must be one of {THOUGHT_STYLES}, got {self.thought!r}")
+        # a misspelt game, game field or protocol field fails here, before any run directory is made
+        check_game_settings(self.env, self.env_config, self.protocol)
         require_ints(self, ("num_episodes",))
         require_ints(self, ("seed",), minimum=0)
 
@@ -75,20 +86,47 @@ def play_demos(config: DemoConfig) -> list[Demo]:
 
 def iter_demos(config: DemoConfig) -> Iterator[Demo]:
     """Generator form of :func:`play_demos`."""
-    from ragen_envs.splits import SPLIT_SIZE
+    seeds = level_seeds(config)
+    for index, level_seed in enumerate(seeds):
+        demo = play_demo(config, index, level_seed)
+        if demo is not None:
+            yield demo
 
-    protocol = ProtocolConfig.from_dict(config.protocol)
+
+def level_seeds(config: DemoConfig) -> list[int]:
+    """The level seeds of ``config``'s demonstrations, in play order: distinct seeds of the train
+    split (by range and by level content, see :mod:`ragen_envs.splits`) drawn from ``config.seed``."""
+    from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
+
+    splitter = LevelSplitter(config.env, config.env_config or None)
     rng = np.random.default_rng(config.seed)
-    level_seeds = rng.choice(SPLIT_SIZE, size=config.num_episodes, replace=False)
-    for level_seed in level_seeds:
-        episode = TextEpisode(config.env, int(level_seed), protocol, config.env_config or None)
-        play_episode(episode, config.mode, rng)
-        if config.successful_only and not episode.success:
-            continue
-        yield Demo(messages=episode.history, record=episode.record())
+    seeds: list[int] = []
+    seen: set[int] = set()
+    while len(seeds) < config.num_episodes:
+        # about 80% of levels are train levels; draw a little more than what is missing
+        for seed in rng.integers(0, SPLIT_SIZE, size=config.num_episodes - len(seeds) + 16):
+            seed = SPLIT_OFFSETS["train"] + int(seed)
+            if seed not in seen and len(seeds) < config.num_episodes and splitter.belongs("train", seed):
+                seeds.append(seed)
+            seen.add(seed)
+    return seeds
 
 
-def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator) -> None:
+def play_demo(config: DemoConfig, index: int, level_seed: int) -> Demo | None:
+    """Play demonstration ``index`` of ``config`` on ``level_seed``; None when ``successful_only`` drops it.
+
+    The format player's actions come from a generator seeded by ``(config.seed, index)``, so any
+    demonstration can be replayed alone (a resumed SFT run regenerates its data from the index).
+    """
+    protocol = ProtocolConfig.from_dict(config.protocol)
+    episode = TextEpisode(config.env, level_seed, protocol, config.env_config or None)
+    play_episode(episode, config.mode, np.random.default_rng([config.seed, index]), config.thought)
+    if config.successful_only and not episode.success:
+        return None
+    return Demo(messages=episode.history, record=episode.record())
+
+
+def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator, thought: str = "describe") -> None:
     """Play ``episode`` to the end with the ``oracle`` or ``format`` player, in place."""
     if mode not in DEMO_MODES:
         raise ValueError(f"mode must be one of {DEMO_MODES}, got {mode!r}")
@@ -97,7 +135,7 @@ def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator) -> N
             actions = oracle_turn_actions(episode)
         else:
             actions = random_turn_actions(episode, rng)
-        episode.step(render_response(episode, actions))
+        episode.step(render_response(episode, actions, thought))
 
 
 def _turn_budget(episode: TextEpisode) -> int:
@@ -190,11 +228,16 @@ def _certificate_solution(certificate: dict[str, Any] | None) -> Sequence[int]:
     return [int(a) for a in actions]
 
 
-def render_response(episode: TextEpisode, actions: Sequence[str]) -> str:
-    """The templated reply: a thought describing the visible state, then the answer."""
+def render_response(episode: TextEpisode, actions: Sequence[str], thought: str = "describe") -> str:
+    """The templated reply: a thought (see :data:`THOUGHT_STYLES`), then the answer."""
     config = episode.config
-    thought = f"{describe_state(episode)} I will go {', '.join(actions)}." if config.think else None
-    return format_reply(actions, config.action_separator, thought)
+    if not config.think:
+        text = None
+    elif thought == "none":
+        text = ""
+    else:
+        text = f"{describe_state(episode)} I will go {', '.join(actions)}."
+    return format_reply(actions, config.action_separator, text)
 
 
 def describe_state(episode: TextEpisode) -> str:

@@ -6,10 +6,14 @@ GRPO's per-group normalisation, which gives every group with any spread a std of
 filter barely distinguishes groups under GRPO.)
 
 A group whose members all scored the same carries no learning signal under GRPO (every advantage
-is 0) and only a critic signal under GAE. Such groups are never picked by the spread ranking, which
-means the hardest states, the ones every rollout fails, never train. The remedy here is a quota:
-``zero_spread_quota`` of the groups may be filled with zero-spread groups, lowest reward first, so
-that under GAE the critic learns those states are bad and the policy gets a nonzero advantage there.
+is 0) and only a critic signal under GAE. As in RAGEN, the top fraction is kept whatever the
+spreads, so when fewer groups than the budget disagree, zero-spread groups fill it (lowest index
+first) and a step where no group disagrees still trains the critic. ``drop_zero_spread=True``
+keeps only groups with spread instead, so fewer may survive and a step with no spread trains
+nothing. Either way the hardest states, the ones every rollout fails, are rarely picked; the
+remedy here is a quota: ``zero_spread_quota`` of the groups may be filled with further zero-spread
+groups, lowest reward first, so that under GAE the critic learns those states are bad and the
+policy gets a nonzero advantage there.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ class FilterResult:
 
     kept: tuple[int, ...]  # group indices, ascending
     spreads: tuple[float, ...]  # raw reward std of every group (population std, ddof=0)
-    num_by_spread: int  # kept for their spread
+    num_by_spread: int  # kept by their rank in the spread ordering
     num_by_quota: int  # zero-spread groups kept through the quota
 
     @property
@@ -50,14 +54,16 @@ def select_groups(
     keep_ratio: float = 0.25,
     zero_spread_quota: float = 0.0,
     *,
+    drop_zero_spread: bool = False,
     tol: float = 1e-8,
 ) -> FilterResult:
     """Keep the top ``keep_ratio`` of groups by raw reward spread, plus an optional zero-spread quota.
 
-    ``keep_ratio=1`` keeps every group (no filter, StarPO). Otherwise ``max(1, round(keep_ratio * P))``
-    groups are ranked by spread (ties: lower index first) and only those with spread above ``tol``
-    are kept, so fewer may survive when most groups agree. Then up to ``ceil(zero_spread_quota * P)``
-    zero-spread groups are added, lowest mean reward first (the hardest states).
+    ``keep_ratio=1`` keeps every group (no filter, StarPO). Otherwise the first
+    ``max(1, round(keep_ratio * P))`` groups ranked by spread (ties: lower index first) are kept,
+    as RAGEN does; with ``drop_zero_spread`` those with spread at most ``tol`` are dropped from
+    them, so fewer may survive when most groups agree. Then up to ``ceil(zero_spread_quota * P)``
+    zero-spread groups not yet kept are added, lowest mean reward first (the hardest states).
     """
     spreads = group_spreads(rewards)
     num_groups = len(spreads)
@@ -71,10 +77,11 @@ def select_groups(
     budget = max(1, int(round(keep_ratio * num_groups)))
     # Stable sort on -spread keeps the lower index first among equal spreads.
     ranked = np.argsort(-spreads, kind="stable")
-    by_spread = [int(g) for g in ranked[:budget] if spreads[g] > tol]
+    top = [int(g) for g in ranked[:budget]]
+    by_spread = [g for g in top if spreads[g] > tol or not drop_zero_spread]
 
     quota = math.ceil(zero_spread_quota * num_groups)
-    flat = [g for g in range(num_groups) if spreads[g] <= tol]
+    flat = [g for g in range(num_groups) if spreads[g] <= tol and g not in by_spread]
     means = np.asarray(rewards, dtype=np.float64).mean(axis=1)
     flat.sort(key=lambda g: (means[g], g))
     by_quota = flat[:quota]

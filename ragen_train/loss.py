@@ -148,18 +148,23 @@ def value_loss(
     return loss, frac
 
 
-def token_logprobs(logits: torch.Tensor, input_ids: torch.Tensor, start: int = 0) -> torch.Tensor:
+def token_logprobs(
+    logits: torch.Tensor, input_ids: torch.Tensor, start: int = 0, temperature: float = 1.0,
+) -> torch.Tensor:
     """Log-probability of each token given the ones before it, aligned with ``input_ids`` ``[B, T]``.
 
     ``logits`` cover positions ``start .. T-1`` (``start > 0`` when the model was asked for the
-    logits of the tail only, to skip a long prompt). ``out[:, t] = log softmax(logits at t - 1)
-    [input_ids[:, t]]`` for ``t > start``, and 0 for ``t <= start``.
+    logits of the tail only, to skip a long prompt). ``out[:, t] = log softmax(logits at t - 1
+    / temperature)[input_ids[:, t]]`` for ``t > start``, and 0 for ``t <= start``: pass the
+    sampling temperature so the log-probs are those of the distribution the tokens came from.
     """
     width = input_ids.shape[1]
     if logits.shape[0] != input_ids.shape[0] or logits.shape[1] != width - start:
         raise ValueError(f"logits {tuple(logits.shape)} do not cover positions {start}..{width - 1} "
                          f"of input_ids {tuple(input_ids.shape)}")
-    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature!r}")
+    logp = torch.log_softmax(logits[:, :-1].float() / temperature, dim=-1)
     picked = logp.gather(-1, input_ids[:, start + 1:].unsqueeze(-1)).squeeze(-1)
     return torch.nn.functional.pad(picked, (start + 1, 0))
 

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from ragen_train.config import REWARD_PLACEMENTS
+
 #: Stands in for the assistant's reply while rendering the chat template; split on it.
 _SLOT = "\u2063RAGEN_REPLY_SLOT\u2063"
 
@@ -87,9 +89,17 @@ class RolloutBatch:
         keep = set(groups)
         return RolloutBatch([t for t in self.trajectories if t.group in keep], self.num_groups, self.group_size)
 
-    def to_tensors(self, pad_id: int) -> dict[str, torch.Tensor]:
+    def to_tensors(self, pad_id: int, reward_placement: str = "episode-end") -> dict[str, torch.Tensor]:
         """Right-padded ``[B, T]`` tensors: input_ids, attention_mask, loss_mask, turn_ids, rewards; plus
-        ``[B]`` scores (episode rewards) and group ids, and ``[B, K]`` turn rewards and turn mask."""
+        ``[B]`` scores (episode rewards) and group ids, and ``[B, K]`` turn rewards and turn mask.
+
+        ``reward_placement`` decides where the rewards sit in ``rewards`` and ``turn_rewards``:
+        ``episode-end`` (RAGEN's default) puts the episode's whole return on its last sampled token
+        and last turn; ``turn-end`` puts each turn's reward (and penalty) on that turn's last
+        sampled token, as the trajectory stores it.
+        """
+        if reward_placement not in REWARD_PLACEMENTS:
+            raise ValueError(f"reward_placement must be one of {list(REWARD_PLACEMENTS)}, got {reward_placement!r}")
         if not self.trajectories:
             raise ValueError("no trajectories to collate (did the filter drop every group?)")
         width = max(len(t.input_ids) for t in self.trajectories)
@@ -112,12 +122,18 @@ class RolloutBatch:
             out["attention_mask"][i, :n] = 1
             out["loss_mask"][i, :n] = torch.tensor(t.loss_mask)
             out["turn_ids"][i, :n] = torch.tensor(t.turn_ids)
-            out["rewards"][i, :n] = torch.tensor(t.rewards)
             out["scores"][i] = t.episode_reward
             out["group_ids"][i] = t.group
             for k in range(len(t.response_tokens)):
                 out["turn_rewards"][i, k] = sum(r for r, tid in zip(t.rewards, t.turn_ids) if tid == k)
                 out["turn_mask"][i, k] = 1
+            if reward_placement == "turn-end":
+                out["rewards"][i, :n] = torch.tensor(t.rewards)
+            else:
+                last = max(j for j, m in enumerate(t.loss_mask) if m)
+                out["rewards"][i, last] = sum(t.rewards)
+                out["turn_rewards"][i] = 0.0
+                out["turn_rewards"][i, t.turn_ids[last]] = sum(t.rewards)  # the turn of that token
         return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,13 +27,23 @@ PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 class MetricsLog:
-    """Appends one row per step to JSONL and CSV; on resume from step s, drops the rows after s (they are redone)."""
+    """Appends one row per step to JSONL and CSV; on resume from step s, drops the rows after s (they are redone).
+
+    A half-written last line (the process died mid-write) is dropped. Steps up to s that have no row
+    are listed in :attr:`missing_steps` and reported on stderr: the run goes on, but its curves
+    have a gap there.
+    """
 
     def __init__(self, run_dir: str | Path, start_step: int = 0) -> None:
         self.run_dir = Path(run_dir)
         self.jsonl = self.run_dir / "metrics.jsonl"
         self.csv = self.run_dir / "metrics.csv"
-        self.rows = [r for r in read_metrics(self.jsonl) if r["step"] <= start_step]
+        by_step = {r["step"]: r for r in read_metrics(self.jsonl) if r["step"] <= start_step}  # last row wins
+        self.rows = [by_step[s] for s in sorted(by_step)]
+        self.missing_steps = [s for s in range(1, start_step + 1) if s not in by_step]
+        if self.missing_steps:
+            print(f"warning: {self.jsonl} has no rows for steps {_spans(self.missing_steps)} of the {start_step} "
+                  "already trained; those steps stay missing from the metrics", file=sys.stderr, flush=True)
         self._rewrite()
 
     def log(self, row: dict[str, Any]) -> None:
@@ -59,11 +70,37 @@ class MetricsLog:
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``metrics.jsonl`` (empty if it does not exist)."""
+    """Rows of a ``metrics.jsonl`` (empty if it does not exist); a last line without its newline is an
+    interrupted write and is left out. Any other line that is not a JSON row with a ``step`` is an error."""
     path = Path(path)
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    text = path.read_text()
+    lines = text.split("\n")
+    lines.pop()  # the text after the last newline: empty, or a row cut off mid-write
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {number}: not a JSON row ({exc})") from None
+        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
+            raise ValueError(f"{path}, line {number}: a metrics row must be an object with an integer 'step'")
+        rows.append(row)
+    return rows
+
+
+def _spans(steps: Sequence[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1-3, 7"``."""
+    spans: list[list[int]] = []
+    for s in steps:
+        if spans and s == spans[-1][1] + 1:
+            spans[-1][1] = s
+        else:
+            spans.append([s, s])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def plot_metrics(rows: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:

@@ -10,6 +10,11 @@ environment's turns.
 
 writes a ``transformers`` checkpoint (model + tokenizer) to ``--out`` plus ``sft_config.json`` (the
 resolved settings), ``sft_metrics.csv`` (loss per optimizer step) and ``demos_summary.json``.
+
+One model can learn several games at once (``--env simple_sokoban,frozenlake,bandit --episodes
+32000,8000,1000``). Demonstrations are played on the fly, batch by batch (each batch holds one game),
+so a run streams many fresh levels instead of holding them all; every ``--checkpoint-every`` steps the
+run saves its state under ``--out/resume``, and the same command run again continues from there.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import numpy as np
 import torch
 
 from ragen_envs.config_dicts import require_ints
-from ragen_train.demos import DEMO_MODES, Demo, DemoConfig, play_demos
+from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig
 from ragen_train.loss import aggregate, token_logprobs
 
 
@@ -41,8 +46,9 @@ class SFTConfig:
     """A transformers causal-LM directory, or ``tiny`` (built by :func:`ragen_train.tiny.build_tiny_checkpoint`)."""
     out: str = "runs/sft/run"
     """Output directory: the fine-tuned checkpoint and its logs."""
-    demos: DemoConfig = field(default_factory=DemoConfig)
-    """Which demonstrations to play (game, oracle/format player, count, seed, protocol)."""
+    demos: list[DemoConfig] = field(default_factory=lambda: [DemoConfig()])
+    """Demonstration sets to play (game, oracle/format player, count, seed, protocol), one per game;
+    a single :class:`DemoConfig` is taken as a one-element list."""
     epochs: int = 2
     """Passes over the demonstrations."""
     batch_size: int = 8
@@ -63,11 +69,22 @@ class SFTConfig:
     """Hidden size when ``model`` is ``tiny``."""
     tiny_num_layers: int = 2
     """Layers when ``model`` is ``tiny``."""
+    share_prefix: bool = True
+    """Run the prompt prefix that a batch's episodes share once, not once per episode (same loss and
+    gradients; several times faster when prompts are long and alike)."""
+    checkpoint_every: int = 200
+    """Save the resumable state under ``out/resume`` every this many optimizer steps."""
+    log_every: int = 50
+    """Print progress (step, loss, episodes per second, time left) every this many steps."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.demos, dict):
-            self.demos = DemoConfig(**self.demos)
-        require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers"))
+        if isinstance(self.demos, (DemoConfig, dict)):
+            self.demos = [self.demos]
+        self.demos = [DemoConfig(**d) if isinstance(d, dict) else d for d in self.demos]
+        if not self.demos or not all(isinstance(d, DemoConfig) for d in self.demos):
+            raise ValueError("SFTConfig.demos must be one or more DemoConfig")
+        require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers",
+                            "checkpoint_every", "log_every"))
         if not (isinstance(self.lr, (int, float)) and self.lr > 0):
             raise ValueError(f"SFTConfig.lr must be a positive number, got {self.lr!r}")
         if self.warmup_steps < 0 or self.grad_clip <= 0:
@@ -168,58 +185,193 @@ def learning_rate(step: int, total: int, config: SFTConfig) -> float:
     return config.lr * (0.1 + 0.9 * 0.5 * (1.0 + math.cos(math.pi * min(progress, 1.0))))
 
 
-def run_sft(config: SFTConfig) -> Path:
-    """Play the demos, fine-tune, save the checkpoint and logs to ``config.out``; returns that path."""
+def batch_schedule(config: SFTConfig, epoch: int) -> list[tuple[int, list[int]]]:
+    """The batches of one epoch as ``(demo set index, episode indices)``, in training order.
+
+    Each demo set's episodes are shuffled and cut into batches of ``batch_size`` (so a batch holds
+    one game and its prompts share a long prefix), then the batches of all sets are interleaved in a
+    seeded random order. A pure function of the config and the epoch, so a resumed run replays it.
+    """
+    rng = np.random.default_rng([config.seed, epoch])
+    batches = []
+    for k, demos in enumerate(config.demos):
+        order = rng.permutation(demos.num_episodes)
+        batches.extend((k, [int(i) for i in order[s: s + config.batch_size]])
+                       for s in range(0, demos.num_episodes, config.batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def shared_prefix_length(examples: Sequence[Example]) -> int:
+    """Tokens at the start that every example has in common and that no loss touches.
+
+    Capped one token before the first masked token, so the logits of every trained token come
+    from the part each example runs on its own.
+    """
+    first = examples[0].input_ids
+    length = min(len(e.input_ids) for e in examples)
+    for e in examples:
+        length = min(length, e.loss_mask.index(1) - 1 if 1 in e.loss_mask else len(e.loss_mask))
+        same = next((t for t in range(length) if e.input_ids[t] != first[t]), length)
+        length = min(length, same)
+    return max(length, 0)
+
+
+def batch_nll(model: Any, examples: Sequence[Example], pad_id: int, share_prefix: bool = True) -> tuple[torch.Tensor, int]:
+    """:func:`masked_nll` of a batch and the number of trained tokens.
+
+    With ``share_prefix`` the common prompt prefix (:func:`shared_prefix_length`) runs once as a
+    batch of one; its key/value cache, repeated for every example, carries the gradients back into
+    it, so the loss and gradients equal those of the plain padded forward at a fraction of the cost.
+    """
+    prefix = shared_prefix_length(examples) if share_prefix and len(examples) > 1 else 0
+    batch = collate(examples, pad_id)
+    if prefix < 2:
+        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False).logits
+        return masked_nll(logits, batch["input_ids"], batch["loss_mask"]), int(batch["loss_mask"].sum().item())
+    head = model(input_ids=batch["input_ids"][:1, :prefix], use_cache=True)
+    cache = head.past_key_values
+    cache.batch_repeat_interleave(len(examples))
+    logits = model(input_ids=batch["input_ids"][:, prefix:], attention_mask=batch["attention_mask"],
+                   past_key_values=cache, use_cache=True).logits
+    loss = aggregate(-token_logprobs(logits, batch["input_ids"], start=prefix), batch["loss_mask"], "token-mean")
+    return loss, int(batch["loss_mask"].sum().item())
+
+
+def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
+    """Play the demos, fine-tune, save the checkpoint and logs to ``config.out``; returns that path.
+
+    Resumes from ``out/resume`` when an earlier run of the same config left one there. With
+    ``max_steps``, stops after that many steps of this call, saves the resumable state and returns
+    (a run in chunks; the final checkpoint is written by the call that reaches the last step).
+    """
     from transformers import AutoModelForCausalLM
 
+    from ragen_train.demos import level_seeds, play_demo
     from ragen_train.policy import load_tokenizer
 
     out = Path(config.out)
+    settings = config.to_dict()
+    saved = out / "sft_config.json"
+    resume = out / "resume"
+    progress = json.loads((resume / "progress.json").read_text()) if (resume / "progress.json").is_file() else None
+    if progress is not None and json.loads(saved.read_text()) != json.loads(json.dumps(settings)):
+        raise ValueError(f"{out} holds a run with other settings (see {saved}); choose another --out")
     out.mkdir(parents=True, exist_ok=True)
-    (out / "sft_config.json").write_text(json.dumps(config.to_dict(), indent=2) + "\n")
-    model_path = _resolve_model(config, out)
+    saved.write_text(json.dumps(settings, indent=2) + "\n")
+    model_path = _resolve_model(config, out) if progress is None else resume
 
     tokenizer = load_tokenizer(model_path)
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
-    demos = play_demos(config.demos)
-    if not demos:
-        raise ValueError(f"no demonstrations were kept for {config.demos}; with successful_only=True, "
-                         "play more episodes")
-    _write_demo_summary(demos, out / "demos_summary.json")
-    examples = tokenize_demos(demos, tokenizer, config.max_seq_len)
-
-    rng = np.random.default_rng(config.seed)
-    steps_per_epoch = math.ceil(len(examples) / config.batch_size)
-    total = steps_per_epoch * config.epochs
+    seeds = [level_seeds(d) for d in config.demos]
+    schedules = [batch_schedule(config, e) for e in range(config.epochs)]
+    total = sum(len(s) for s in schedules)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    model.train()
     step = 0
-    with open(out / "sft_metrics.csv", "w", newline="") as handle:
+    if progress is None:  # a fresh run: logs of an unfinished earlier one in this directory go
+        (out / "sft_metrics.csv").unlink(missing_ok=True)
+        (out / "demo_records.jsonl").unlink(missing_ok=True)
+    else:
+        optimizer.load_state_dict(torch.load(resume / "optimizer.pt", weights_only=True))
+        step = int(progress["step"])
+        print(f"resuming {out} at step {step}/{total}", flush=True)
+    records = _read_records(out / "demo_records.jsonl", step)
+    _truncate_metrics(out / "sft_metrics.csv", step)
+    model.train()
+    began_run, episodes_run, last_loss = time.perf_counter(), 0, float("nan")
+    with open(out / "sft_metrics.csv", "a", newline="") as handle, \
+            open(out / "demo_records.jsonl", "a") as record_file:
         writer = csv.writer(handle)
-        writer.writerow(["step", "epoch", "loss", "lr", "grad_norm", "tokens", "seconds"])
-        for epoch in range(config.epochs):
-            order = rng.permutation(len(examples))
-            for start in range(0, len(order), config.batch_size):
-                began = time.perf_counter()
-                batch = collate([examples[i] for i in order[start: start + config.batch_size]],
-                                tokenizer.pad_token_id)
-                lr = learning_rate(step, total, config)
+        if step == 0:
+            writer.writerow(["step", "epoch", "game", "loss", "lr", "grad_norm", "tokens", "seconds"])
+        stop = total if max_steps is None else min(total, step + max_steps)
+        for position in range(step, stop):
+            epoch, (k, indices) = _locate(schedules, position)
+            began = time.perf_counter()
+            demos = [(i, play_demo(config.demos[k], i, seeds[k][i])) for i in indices]
+            kept = [d for _, d in demos if d is not None]
+            for i, d in demos:
+                line = {"step": position, "set": k, "index": i, **(d.record if d else {"dropped": True})}
+                record_file.write(json.dumps(_summary_record(line)) + "\n")
+            lr = learning_rate(position, total, config)
+            if kept:
+                loss, tokens = batch_nll(model, tokenize_demos(kept, tokenizer, config.max_seq_len),
+                                         tokenizer.pad_token_id, config.share_prefix)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
-                logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                               use_cache=False).logits
-                loss = masked_nll(logits, batch["input_ids"], batch["loss_mask"])
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
-                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
+                grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip).item()
                 optimizer.step()
-                writer.writerow([step, epoch, f"{loss.item():.6f}", f"{lr:.3e}", f"{grad_norm.item():.4f}",
-                                 int(batch["loss_mask"].sum().item()), f"{time.perf_counter() - began:.3f}"])
+                last_loss = loss.item()
+                writer.writerow([position, epoch, config.demos[k].env, f"{loss.item():.6f}", f"{lr:.3e}",
+                                 f"{grad_norm:.4f}", tokens, f"{time.perf_counter() - began:.3f}"])
                 handle.flush()  # a long run can be watched (and a crash leaves its curve)
-                step += 1
+                records.extend(d.record for d in kept)
+            episodes_run += len(indices)
+            step = position + 1
+            if step % config.log_every == 0 or step == total:
+                rate = episodes_run / (time.perf_counter() - began_run)
+                left = (total - step) * config.batch_size / max(rate, 1e-9)
+                print(f"step {step}/{total} epoch {epoch} {config.demos[k].env} loss {last_loss:.4f} "
+                      f"{rate:.1f} episodes/s, ~{left / 60:.0f} min left", flush=True)
+            if step % config.checkpoint_every == 0 and step < stop:
+                record_file.flush()
+                _save_resume(model, tokenizer, optimizer, step, resume)
+    if step < total:
+        _save_resume(model, tokenizer, optimizer, step, resume)
+        print(f"stopped at step {step}/{total}; run the same command again to continue", flush=True)
+        return out
+    if not records:
+        raise ValueError(f"no demonstrations were kept for {config.demos}; with successful_only=True, "
+                         "play more episodes")
+    _write_demo_summary(records, out / "demos_summary.json")
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
+    _save_resume(model, tokenizer, optimizer, step, resume)
+    print(f"SFT checkpoint written to {out}", flush=True)
     return out
+
+
+def _locate(schedules: Sequence[Sequence[tuple[int, list[int]]]], position: int) -> tuple[int, tuple[int, list[int]]]:
+    """The epoch and batch at a global step."""
+    for epoch, schedule in enumerate(schedules):
+        if position < len(schedule):
+            return epoch, schedule[position]
+        position -= len(schedule)
+    raise IndexError(position)
+
+
+def _save_resume(model: Any, tokenizer: Any, optimizer: torch.optim.Optimizer, step: int, resume: Path) -> None:
+    """Write the weights, optimizer state and step; progress.json last, so a torn save is never resumed."""
+    (resume / "progress.json").unlink(missing_ok=True)
+    model.save_pretrained(resume)
+    tokenizer.save_pretrained(resume)
+    torch.save(optimizer.state_dict(), resume / "optimizer.pt")
+    (resume / "progress.json").write_text(json.dumps({"step": step}) + "\n")
+
+
+def _summary_record(line: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an episode record that the demo summary needs (the full record holds the transcript)."""
+    keep = ("step", "set", "index", "dropped", "success", "total_reward", "num_turns", "num_actions")
+    return {k: line[k] for k in keep if k in line}
+
+
+def _read_records(path: Path, step: int) -> list[dict[str, Any]]:
+    """Kept demo records of the steps before ``step``; later lines (a run cut short) are dropped from the file."""
+    if not path.is_file():
+        return []
+    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    lines = [x for x in lines if x["step"] < step]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return [x for x in lines if not x.get("dropped")]
+
+
+def _truncate_metrics(path: Path, step: int) -> None:
+    """Drop metric rows of steps at or after ``step`` (written after the last resumable save)."""
+    if not path.is_file():
+        return
+    rows = path.read_text().splitlines(keepends=True)
+    path.write_text(rows[0] + "".join(r for r in rows[1:] if int(r.split(",", 1)[0]) < step) if rows else "")
 
 
 def _resolve_model(config: SFTConfig, out: Path) -> Path:
@@ -239,8 +391,7 @@ def _resolve_model(config: SFTConfig, out: Path) -> Path:
                                  intermediate_size=2 * config.tiny_hidden_size)
 
 
-def _write_demo_summary(demos: Sequence[Demo], path: Path) -> None:
-    records = [d.record for d in demos]
+def _write_demo_summary(records: Sequence[dict[str, Any]], path: Path) -> None:
     summary = {
         "episodes": len(records),
         "success_rate": float(np.mean([r["success"] for r in records])),
@@ -253,13 +404,17 @@ def _write_demo_summary(demos: Sequence[Demo], path: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``ragen-train sft`` command line."""
-    p = argparse.ArgumentParser(prog="ragen-train sft", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="ragen-train sft", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     d, dd = SFTConfig(), DemoConfig()
     p.add_argument("--model", default=d.model, help="checkpoint directory, or 'tiny' for a fresh tiny model")
     p.add_argument("--out", required=True, help="output directory for the fine-tuned checkpoint")
-    p.add_argument("--env", default=dd.env, help="game preset (bandit, frozenlake, simple_sokoban, ...)")
+    p.add_argument("--env", default=dd.env,
+                   help="game preset, or several comma-separated for one model of all (bandit,frozenlake,...)")
     p.add_argument("--mode", default=dd.mode, choices=DEMO_MODES, help="oracle play or format-only random play")
-    p.add_argument("--episodes", type=int, default=dd.num_episodes, help="demonstration episodes to play")
+    p.add_argument("--episodes", default=str(dd.num_episodes),
+                   help="demonstration episodes to play: one count for every game, or one per --env game")
+    p.add_argument("--thought", default=dd.thought, choices=THOUGHT_STYLES,
+                   help="inside <think>: a templated description of the state, or nothing")
     p.add_argument("--demo-seed", type=int, default=dd.seed, help="seed of the demonstration set")
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", type=json.loads, default={}, help="ProtocolConfig overrides as JSON")
@@ -273,22 +428,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=d.seed, help="tiny-model init and example order")
     p.add_argument("--tiny-hidden-size", type=int, default=d.tiny_hidden_size)
     p.add_argument("--tiny-num-layers", type=int, default=d.tiny_num_layers)
+    p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false",
+                   help="run every episode's whole prompt (slower; same loss)")
+    p.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every,
+                   help="save a resumable state every N steps; the same command again resumes")
+    p.add_argument("--log-every", type=int, default=d.log_every, help="print progress every N steps")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="stop (resumably) after this many steps of this invocation; not part of the run's config")
     return p
 
 
 def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     """Parse ``ragen-train sft`` arguments into an :class:`SFTConfig`."""
-    a = build_parser().parse_args(argv)
-    demos = DemoConfig(env=a.env, mode=a.mode, num_episodes=a.episodes, seed=a.demo_seed,
-                       successful_only=a.successful_only, protocol=a.protocol, env_config=a.env_config)
-    return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
-                     weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
-                     seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers)
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    envs = a.env.split(",")
+    counts = a.episodes.split(",")
+    if len(set(envs)) != len(envs) or not all(envs):
+        parser.error(f"--env {a.env!r} names a game twice or has an empty name")
+    if len(counts) not in (1, len(envs)) or not all(c.strip().isdigit() and int(c) > 0 for c in counts):
+        parser.error(f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
+    counts = [int(c) for c in counts] * (len(envs) if len(counts) == 1 else 1)
+    if a.env_config and len(envs) > 1:
+        parser.error("--env-config overrides one game's config; it cannot go with several --env games")
+    try:
+        # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
+        demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
+                            successful_only=a.successful_only, protocol=a.protocol, env_config=a.env_config)
+                 for env, n in zip(envs, counts)]
+        return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
+                         weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
+                         seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers,
+                         share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
+    except (ValueError, TypeError) as error:
+        parser.error(str(error))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ragen-train sft`` (called by :mod:`ragen_train.cli`)."""
     config = config_from_args(argv)
-    out = run_sft(config)
-    print(f"SFT checkpoint written to {out}")
+    max_steps = build_parser().parse_args(argv).max_steps
+    if max_steps is not None and max_steps < 1:
+        build_parser().error(f"--max-steps must be a positive int, got {max_steps}")
+    run_sft(config, max_steps)
     return 0

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragen_envs.config_dicts import require_ints
+from ragen_envs.seeding import as_seed
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -250,8 +251,7 @@ def build_tiny_checkpoint(
     shape = TinyModelConfig(hidden_size=hidden_size, num_layers=num_layers, num_heads=num_heads,
                             num_kv_heads=num_kv_heads, intermediate_size=intermediate_size,
                             vocab_size=vocab_size, max_position_embeddings=max_position_embeddings)
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an int, got {seed!r}")
+    seed = as_seed(seed)  # NumPy integers too
     if tokenizer is None:
         tokenizer = build_tiny_tokenizer(vocab_size=shape.vocab_size, model_max_length=max_position_embeddings)
     eos_id = tokenizer.convert_tokens_to_ids("<|im_end|>")

@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +39,12 @@ from ragen_train.advantages import (
 )
 from ragen_train.checkpoint import latest_checkpoint, load_trainer_state, save_checkpoint, set_rng_state
 from ragen_train.collapse import CollapseMonitor
-from ragen_train.config import TrainConfig, save_config
+from ragen_train.config import TrainConfig
 from ragen_train.distributed import (
     DistInfo,
     all_gather_objects,
     all_reduce_sum,
     barrier,
-    broadcast_object,
     init_distributed,
     shutdown,
 )
@@ -62,16 +60,21 @@ from ragen_train.loss import (
 )
 from ragen_train.policy import ActorCritic, load_policy, load_reference, load_tokenizer
 from ragen_train.rollout import RolloutBatch, RolloutEngine, Trajectory, rollout
+from ragen_train.run_dir import open_run_dir
 from ragen_train.run_log import MetricsLog, plot_metrics
 
 
 def step_seeds(config: TrainConfig, step: int) -> list[int]:
-    """The P training-split seeds of ``step``: fresh every step, disjoint across run seeds (< 100)."""
+    """The P train-split seeds of ``step`` (levels of the train split only, as ``ragen_envs.split_seeds``
+    keeps them): fresh every step, disjoint across run seeds (< 100)."""
     from ragen_envs import split_seeds
 
-    per_run = 1_000_000  # levels reserved per run seed: far more than P x total_steps
-    start = (config.seed * per_run + step * config.env_groups) % (100_000_000 - config.env_groups)
-    return split_seeds("train", config.env_groups, start=start)
+    # Each step walks its own window of 4P seed indices; about 80% of them hold train levels, so the
+    # P it keeps come from inside the window and no two steps share a seed.
+    window = 4 * config.env_groups
+    per_run = 1_000_000  # seed indices reserved per run seed: far more than 4P x total_steps
+    start = (config.seed * per_run + step * window) % (100_000_000 - per_run)
+    return split_seeds("train", config.env_groups, start=start, env=config.env, env_config=config.env_config)
 
 
 def derived_seed(*parts: int) -> int:
@@ -163,10 +166,11 @@ def forward_scores(
     Each rank scores every ``world_size``-th sequence; the results are gathered so that every
     rank holds the whole batch. When the update is a single on-policy optimizer step (one epoch,
     one mini-batch) and there is no critic, the policy pass is skipped: the old log-probs are
-    then the update's own, detached (ratio exactly 1), as TRL does.
+    then the update's own, detached (ratio exactly 1), as TRL does. Log-probs are those of the
+    sampling distribution, softmax(logits / ``config.temperature``).
     """
     batch = data["input_ids"].shape[0]
-    on_policy = config.ppo_epochs == 1 and config.ppo_mini_batch_size >= batch and not config.uses_critic
+    on_policy = config.ppo_epochs * len(config.mini_batch_sizes(batch)) == 1 and not config.uses_critic
     mine = list(range(info.rank, batch, info.world_size))
     parts: dict[str, list[tuple[int, torch.Tensor]]] = {"old_logprobs": [], "old_values": [], "ref_logprobs": []}
     policy.eval()
@@ -179,13 +183,13 @@ def forward_scores(
         values = None
         if not on_policy:
             logits, values = policy(ids, attn, with_values=config.uses_critic, logits_from=start)
-            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start).cpu()))
+            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start, config.temperature).cpu()))
         if values is not None:
             parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
         if reference is not None:
             keep = ids.shape[1] - start if start > 0 else 0
             ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep).logits
-            parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids, start).cpu()))
+            parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids, start, config.temperature).cpu()))
     policy.train()
     width = data["input_ids"].shape[1]
     for key, rows in parts.items():
@@ -199,7 +203,10 @@ def forward_scores(
 
 
 def compute_advantages(data: dict[str, torch.Tensor], config: TrainConfig) -> None:
-    """Add ``advantages`` (and ``returns`` when there is a critic) to ``data``."""
+    """Multiply ``rewards``, ``turn_rewards`` and ``scores`` by ``config.reward_scale``, then add
+    ``advantages`` (and ``returns`` when there is a critic) to ``data``."""
+    for key in ("rewards", "turn_rewards", "scores"):
+        data[key] = data[key] * config.reward_scale
     mask = data["loss_mask"]
     if config.advantage_estimator == "gae":
         adv, ret = token_gae(data["rewards"], data["old_values"], mask, config.gamma, config.lam)
@@ -237,6 +244,7 @@ class UpdateStats:
     kl_ref: float | None
     grad_norm_actor: float
     grad_norm_critic: float | None
+    optimizer_steps: int  # mini-batches x epochs: how often the weights moved in this RL step
     tokens: int  # non-pad tokens through forward + backward, all epochs and ranks
 
 
@@ -257,14 +265,15 @@ def ppo_update(
     count, so one optimizer step equals the one-process step on the same mini-batch.
     """
     batch = data["input_ids"].shape[0]
-    mini = min(config.ppo_mini_batch_size, batch)
+    sizes = config.mini_batch_sizes(batch)
+    bounds = np.cumsum([0, *sizes]).tolist()
     gen = torch.Generator().manual_seed(shuffle_seed)
     totals = torch.zeros(9, dtype=torch.float64)  # pg, vf, ent, clip, clip_high, akl, kl_ref, sampled, all tokens
     norms_actor, norms_critic = [], []
     for _ in range(config.ppo_epochs):
         order = torch.randperm(batch, generator=gen).tolist()
-        for start in range(0, batch, mini):
-            chunk = order[start:start + mini]
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            chunk = order[lo:hi]
             count = float(data["loss_mask"][chunk].sum()) if config.loss_agg_mode == "token-mean" else float(len(chunk))
             mine = chunk[info.rank::info.world_size]
             steps = math.ceil(math.ceil(len(chunk) / info.world_size) / config.micro_batch_size)
@@ -284,7 +293,7 @@ def ppo_update(
             optimizer.step()
     all_reduce_sum(info, totals)
     tokens = max(float(totals[7]), 1.0)
-    n_mini = config.ppo_epochs * math.ceil(batch / mini)
+    n_mini = config.ppo_epochs * len(sizes)
     return UpdateStats(
         policy_loss=float(totals[0]) / n_mini,
         value_loss=float(totals[1]) / n_mini if config.uses_critic else None,
@@ -295,6 +304,7 @@ def ppo_update(
         kl_ref=float(totals[6]) / tokens if "ref_logprobs" in data else None,
         grad_norm_actor=float(np.mean(norms_actor)),
         grad_norm_critic=float(np.mean(norms_critic)) if norms_critic else None,
+        optimizer_steps=n_mini,
         tokens=int(totals[8]),
     )
 
@@ -318,12 +328,13 @@ def _micro_loss(
     mask = take("loss_mask") * int(real)
     start = _first_scored_position(data, idx)
     logits, values = model(ids, attn, with_values=config.uses_critic, logits_from=start)
-    logp = token_logprobs(logits, ids, start)
+    # the rollout sampled from softmax(logits / temperature): ratio, entropy and KL are of that distribution
+    logp = token_logprobs(logits, ids, start, config.temperature)
     old = take("old_logprobs") if "old_logprobs" in data else logp.detach()  # on-policy: see forward_scores
     pg, stats = policy_loss(logp, old, take("advantages"), mask,
                             clip_ratio_low=config.clip_ratio_low, clip_ratio_high=config.clip_ratio_high,
                             loss_agg_mode=config.loss_agg_mode, denominator=count)
-    entropy = shift_right(entropy_from_logits(logits.float()), start)
+    entropy = shift_right(entropy_from_logits(logits.float() / config.temperature), start)
     loss = pg - config.entropy_coeff * aggregate(entropy, mask, config.loss_agg_mode, count)
     kl_sum = 0.0
     if "ref_logprobs" in data and config.kl_coef > 0:
@@ -433,16 +444,14 @@ def train(config: TrainConfig) -> Path:
     """Run (or resume) a training run; return its directory."""
     info = init_distributed(config.device)
     try:
-        return _train(config, info)
+        with open_run_dir(config, info) as run_dir:  # locked for the whole run; config.yaml checked
+            return _train(config, info, run_dir)
     finally:
         shutdown(info)
 
 
-def _train(config: TrainConfig, info: DistInfo) -> Path:
-    run_dir = Path(config.output_dir) / broadcast_object(info, config.run_name or _default_run_name(config))
+def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
     if info.is_main:
-        run_dir.mkdir(parents=True, exist_ok=True)
-        save_config(config, run_dir)
         initial_model(config, run_dir)
     barrier(info)
     model_path = initial_model(config, run_dir)  # built by rank 0 above; here only located
@@ -491,11 +500,12 @@ def _train(config: TrainConfig, info: DistInfo) -> Path:
             policy.train()
             t1 = time.perf_counter()
 
-            kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota)
+            kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota,
+                                 drop_zero_spread=config.filter_drop_zero_spread)
             row["kept_fraction"] = kept.kept_fraction
             train_batch = batch.select(kept.kept)
             if train_batch.trajectories:
-                data = train_batch.to_tensors(tokenizer.pad_token_id)
+                data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement)
                 forward_scores(policy, reference, data, config, info)
                 compute_advantages(data, config)
                 stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
@@ -585,11 +595,6 @@ def initial_model(config: TrainConfig, run_dir: Path) -> Path:
         build_tiny_checkpoint(path, seed=config.seed, hidden_size=config.tiny_hidden_size,
                               num_layers=config.tiny_num_layers, num_heads=max(1, config.tiny_hidden_size // 64))
     return path
-
-
-def _default_run_name(config: TrainConfig) -> str:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-    return f"{config.env}__{config.preset}__{config.seed}__{stamp}"
 
 
 def _format_row(row: dict[str, Any]) -> str:

@@ -2,9 +2,24 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 
 import pytest
+
+#: Modules the ``[render]`` extra installs; tests marked ``render`` need all of them.
+RENDER_MODULES = ("pygame", "PIL")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip tests marked ``render`` where the ``[render]`` extra is not installed (a bare install)."""
+    missing = [name for name in RENDER_MODULES if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    skip = pytest.mark.skip(reason=f"needs the [render] extra ({', '.join(missing)} not installed)")
+    for item in items:
+        if "render" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")

@@ -1,9 +1,12 @@
 """The documented commands stay true: CI runs the README's test command verbatim, the main command
-names a real subcommand and flags of ``ragen-eval``, and every ``ragen-eval`` command in a shell
-block of the README and docs parses with the real CLI."""
+names a real subcommand and flags of ``ragen-eval``, every ``ragen-eval`` command in a shell
+block of the README and docs parses with the real CLI, and the example prompts of docs/protocol.md
+are what their commands print today."""
 
 import re
 import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,23 @@ def test_every_documented_ragen_eval_command_parses(page, command):
         build_parser().parse_args(rest)
     except SystemExit:
         pytest.fail(f"{page}: `{command}` does not parse with the current ragen-eval CLI")
+
+
+def _protocol_examples() -> list[tuple[str, str]]:
+    """(command, shown output) for each ``python -m ragen_envs.text`` example of docs/protocol.md."""
+    text = (ROOT / "docs" / "protocol.md").read_text()
+    return re.findall(r"^`(python -m ragen_envs\.text [^`]+)`\n\n```text\n(.*?)```$", text, re.S | re.M)
+
+
+def test_protocol_page_shows_an_example_of_each_game():
+    commands = [command for command, _ in _protocol_examples()]
+    assert [c.split()[3] for c in commands] == ["simple_sokoban", "frozenlake", "bandit"]
+
+
+@pytest.mark.parametrize(("command", "shown"), _protocol_examples(),
+                         ids=[command.split()[3] for command, _ in _protocol_examples()])
+def test_protocol_examples_match_what_their_commands_print(command, shown):
+    argv = shlex.split(command)
+    done = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown, f"docs/protocol.md: `{command}` prints something else now; run scripts/doc_examples.py"

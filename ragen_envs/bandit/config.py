@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -63,6 +64,15 @@ class BanditConfig:
     def from_dict(cls, values: Mapping[str, Any]) -> BanditConfig:
         """Build a config from a dict of its fields; unknown keys raise a ValueError naming them."""
         return config_from_dict(cls, values)
+
+    @property
+    def name_combinations(self) -> int:
+        """How many different sets of arm names (with their roles) this config can draw: 1 with fixed
+        ``arm_names`` or RAGEN's one-name pools, ``len(low_risk) * C(len(high_risk), num_arms - 1)`` otherwise."""
+        if self.arm_names is not None:
+            return 1
+        pool = NAME_POOLS[self.name_set]
+        return len(pool.low_risk) * math.comb(len(pool.high_risk), self.num_arms - 1)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""

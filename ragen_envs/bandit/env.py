@@ -13,6 +13,7 @@ from ragen_envs.bandit.config import BanditConfig
 from ragen_envs.bandit.level import BanditLevel, certificate, generate
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
+from ragen_envs.seeding import as_optional_seed
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 #: Tile looks: an arm not pulled, the arm pulled.
@@ -90,7 +91,7 @@ class BanditEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Draw new arm names and a new order; returns ``(obs, info)``."""
-        super().reset(seed=seed)
+        super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
         self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
         self.level = generate(self.config, self.level_seed)
         self.action_names = tuple(arm.name for arm in self.level.arms)
@@ -196,6 +197,14 @@ class BanditEnv(gym.Env):
         if self.chosen is None:
             return f"Arms: {', '.join(self.action_names)}. Choose one to pull."
         return f"You pulled {self.action_names[self.chosen]} and received {self.last_reward:g}."
+
+    def level_key(self) -> bytes | None:
+        """The current level's arm names and roles as bytes (:meth:`BanditLevel.level_key`), or None when the
+        config can draw only one set of names (``bandit``: Phoenix and Dragon), so there is nothing to hold
+        out and every split plays the same names."""
+        if self.level is None:
+            raise RuntimeError("call reset() before level_key()")
+        return None if self.config.name_combinations == 1 else self.level.level_key()
 
     def state_dict(self) -> dict[str, Any]:
         """JSON snapshot: ``game``, ``arms`` in shown order (name, expected_reward, variance, low_risk), ``chosen``."""

@@ -55,6 +55,13 @@ class BanditLevel:
         top = max(means)
         return tuple(i for i, m in enumerate(means) if np.isclose(m, top, rtol=0.0, atol=1e-12))
 
+    def level_key(self) -> bytes:
+        """The arm names with their roles as canonical bytes, without the shown order: what a model could
+        learn about a name ("Owl is the safe arm") carries over to either order. Decides the split."""
+        low = [a.name for a in self.arms if a.low_risk]
+        high = sorted(a.name for a in self.arms if not a.low_risk)
+        return ("bandit\nlow=" + ",".join(low) + "\nhigh=" + ",".join(high)).encode()
+
 
 def generate(config: BanditConfig, seed: int) -> BanditLevel:
     """The arms for ``seed``: names drawn from the config's pool, payoffs from the config, order shuffled."""

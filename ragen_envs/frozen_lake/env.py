@@ -15,6 +15,7 @@ from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, neighbour_table
 from ragen_envs.frozen_lake.planning import certificate
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
+from ragen_envs.seeding import as_optional_seed
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 #: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
@@ -107,7 +108,7 @@ class FrozenLakeEnv(gym.Env):
     # ------------------------------------------------------------------ Gymnasium API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a new episode on a new lake (or on ``options["level"]``); returns ``(obs, info)``."""
-        super().reset(seed=seed)
+        super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
         level = (options or {}).get("level")
         if level is None:
             self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
@@ -281,6 +282,12 @@ class FrozenLakeEnv(gym.Env):
             f"Goal: {at(self.level.goal)}",
             f"Holes: {holes}",
         ])
+
+    def level_key(self) -> bytes:
+        """The current lake as canonical bytes (:meth:`FrozenLakeLevel.level_key`); decides its split."""
+        if self.level is None:
+            raise RuntimeError("call reset() before level_key()")
+        return self.level.level_key()
 
     def state_dict(self) -> dict[str, Any]:
         """JSON snapshot: ``game``, ``height``, ``width``, ``rows`` (S F H G), ``player``, ``start``, ``goal``,

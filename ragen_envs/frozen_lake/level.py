@@ -51,6 +51,11 @@ class FrozenLakeLevel:
         """The rows joined by newlines; :meth:`from_text` reads it back."""
         return "\n".join(self.rows)
 
+    def level_key(self) -> bytes:
+        """The map as canonical bytes (start, goal and holes; slipping is the config's, not the map's).
+        Decides the level's split."""
+        return b"frozenlake\n" + self.to_text().encode()
+
     @property
     def height(self) -> int:
         """Number of rows."""

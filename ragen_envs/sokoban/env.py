@@ -9,6 +9,7 @@ import gymnasium as gym
 import numpy as np
 
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
+from ragen_envs.seeding import as_optional_seed
 from ragen_envs.sokoban import text_view
 from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
@@ -97,7 +98,6 @@ class SokobanEnv(gym.Env):
         self.observation_space = gym.spaces.Box(0, 6, shape=(h, w), dtype=np.int8)
         self._offsets = action_offsets(w)
         self._grid = np.zeros((h, w), dtype=np.int8)
-        self._flat = self._grid.reshape(-1)
         self._frames = FrameOutput("ragen Sokoban")
         self.level: SokobanLevel | None = None
 
@@ -105,7 +105,7 @@ class SokobanEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
         """Start a new level: a generated one, or ``options["level"]`` (a SokobanLevel or its text)."""
-        super().reset(seed=seed)
+        super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
         options = dict(options or {})
         level = options.pop("level", None)
         if options:
@@ -142,6 +142,9 @@ class SokobanEnv(gym.Env):
         step = player + o
         moved = False
         if self._floor >> step & 1:
+            # A fresh flat view of the grid, never one kept as an attribute: pickle and deepcopy copy
+            # a kept view as a separate array, and the copy's grid would stop following its moves.
+            flat = self._grid.reshape(-1)
             boxes = self._boxes
             if boxes >> step & 1:
                 dest = step + o
@@ -150,10 +153,10 @@ class SokobanEnv(gym.Env):
                     targets = self._targets
                     if targets >> dest & 1:
                         reward += cfg.box_on_target_reward
-                        self._flat[dest] = BOX_ON_TARGET
+                        flat[dest] = BOX_ON_TARGET
                         self._placed += 1
                     else:
-                        self._flat[dest] = BOX
+                        flat[dest] = BOX
                     if targets >> step & 1:
                         reward += cfg.box_off_target_reward
                         self._placed -= 1
@@ -162,8 +165,8 @@ class SokobanEnv(gym.Env):
             else:
                 moved = True
             if moved:
-                self._flat[player] = TARGET if self._targets >> player & 1 else FLOOR
-                self._flat[step] = PLAYER_ON_TARGET if self._targets >> step & 1 else PLAYER
+                flat[player] = TARGET if self._targets >> player & 1 else FLOOR
+                flat[step] = PLAYER_ON_TARGET if self._targets >> step & 1 else PLAYER
                 self._player = step
         success = self._placed == self._num_boxes
         if success and moved:
@@ -211,13 +214,19 @@ class SokobanEnv(gym.Env):
         if fmt not in OBSERVATION_FORMATS:
             raise ValueError(f"unknown observation format {fmt!r}; choose one of {OBSERVATION_FORMATS}")
         base = _check_base(coordinate_base)
-        codes = self._flat.tolist()
+        codes = self._grid.ravel().tolist()
         parts = []
         if fmt in ("grid", "grid+coords"):
             parts.append(text_view.grid_text(codes, self._width, self._symbols(symbols)))
         if fmt in ("coords", "grid+coords"):
             parts.append(text_view.coords_text(codes, self._grid.shape[0], self._width, base))
         return "\n\n".join(parts)
+
+    def level_key(self) -> bytes:
+        """The current level's start as canonical bytes (:meth:`SokobanLevel.level_key`); decides its split."""
+        if self.level is None:
+            raise RuntimeError("call reset() before level_key()")
+        return self.level.level_key()
 
     def state_dict(self) -> dict[str, Any]:
         """The true state in the schema of docs/interfaces.md (0-based coordinates)."""
@@ -274,7 +283,7 @@ class SokobanEnv(gym.Env):
         self._dead = dead_mask(board.floor, board.targets, w)
         self._deadlock = is_deadlocked(board.boxes, board.floor, board.targets, self._dead, w)
         # Cells outside the player's area (walls, and any floor beyond them) show as wall.
-        flat = self._flat
+        flat = self._grid.reshape(-1)  # a view: the writes below fill the grid
         flat[:] = WALL
         for i in range(h * w):
             bit = 1 << i

@@ -149,6 +149,11 @@ class SokobanLevel:
 
         return format_level(self)
 
+    def level_key(self) -> bytes:
+        """The start position as canonical bytes (walls, targets, boxes, player; not the certificate or
+        seed): equal for two levels exactly when a player would see the same puzzle. Decides the split."""
+        return b"sokoban\n" + self.to_text().encode()
+
 
 @dataclass(frozen=True)
 class Board:

@@ -11,6 +11,7 @@ import gymnasium as gym
 
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.registration import get_preset, make
+from ragen_envs.seeding import as_seed
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.jsonable import is_plain_json, plain_info, to_jsonable
 from ragen_envs.text.parser import action_lookup, parse_response
@@ -64,8 +65,7 @@ class TextEpisode:
         *,
         render_mode: str | None = None,
     ) -> None:
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        seed = as_seed(seed)
         config = coerce_config(ProtocolConfig, config)
         self.env_name = env_name
         self.seed = seed

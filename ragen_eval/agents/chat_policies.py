@@ -3,8 +3,8 @@
 Over HTTP a server sees only the messages, never the live episode, so these agents read what a
 model reads. :func:`read_chat` pulls the valid actions, the budget left and the current state out of
 the text protocol's default turn template (``ragen_envs.text.prompts.DEFAULT_TURN_TEMPLATE``, read
-backwards by :func:`template_regex`, so a reworded template is followed automatically); the oracle
-then rebuilds the game from the state text and plans on it:
+backwards by :func:`template_regexes`, so a reworded template is followed automatically), in time
+linear in the chat's length; the oracle then rebuilds the game from the state text and plans on it:
 
 * Sokoban: the grid (RAGEN's symbols) becomes a level in standard notation, which the Sokoban solver
   solves optimally from the current position; the turn plays the first moves of that solution.
@@ -23,6 +23,8 @@ same answer and a run through injected faults scores exactly like a clean run.
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 import hashlib
 import json
 import re
@@ -46,20 +48,53 @@ _NUMBER_FIELDS = ("turn", "max_turns", "turns_left", "actions_left", "turn_actio
                   "max_actions_per_episode")
 
 
-def template_regex(template: str) -> re.Pattern[str]:
-    """A regex that matches text rendered from ``template``, with one named group per field."""
-    parts, seen = [], set()
+#: The field that may span lines and any text; the template is split around it (see :func:`template_regexes`).
+_FREE_FIELD = "observation"
+
+
+def template_regexes(template: str) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """Regexes for text rendered from ``template``: the part before ``{observation}`` and the part after.
+
+    One regex with a lazy ``.*?`` for the observation would be tried from every place the head
+    matches and each try would scan to the end of the text: quadratic in a long chat. Split in two,
+    each part only holds fields bounded by a line, and :func:`_last_turn` joins them in linear time.
+    Without an observation field the second regex is None. Fields get one named group each.
+    """
+    halves: list[list[str]] = [[]]
+    seen: set[str] = set()
     for literal, name, _, _ in string.Formatter().parse(template):
-        parts.append(re.escape(literal))
+        halves[-1].append(re.escape(literal))
         if name is None:
             continue
-        if name in seen:
-            parts.append(f"(?P={name})")
+        if name == _FREE_FIELD and len(halves) == 1:
+            halves.append([])
             continue
-        seen.add(name)
         pattern = r"\d+" if name in _NUMBER_FIELDS else _FIELD_PATTERNS.get(name, r".*?")
-        parts.append(f"(?P<{name}>{pattern})")
-    return re.compile("".join(parts), re.DOTALL)
+        halves[-1].append(f"(?:{pattern})" if name in seen else f"(?P<{name}>{pattern})")
+        seen.add(name)
+    head = re.compile("".join(halves[0]), re.DOTALL)
+    return head, (re.compile("".join(halves[1]), re.DOTALL) if len(halves) == 2 else None)
+
+
+def _last_turn(text: str, head: re.Pattern[str], tail: re.Pattern[str] | None) -> dict[str, str] | None:
+    """The fields of the last turn block in ``text`` (the observation is what lies between head and tail)."""
+    if tail is None:
+        last = None
+        for last in head.finditer(text):
+            pass
+        return last.groupdict() if last is not None else None
+    tails = list(tail.finditer(text))
+    if not tails:
+        return None
+    last_head = None
+    for match in head.finditer(text, endpos=tails[-1].start()):
+        last_head = match
+    if last_head is None:
+        return None
+    # The observation ends where the first tail after the head begins, as a lazy match would end it.
+    starts = [match.start() for match in tails]
+    after = tails[bisect.bisect_left(starts, last_head.end())]
+    return {**last_head.groupdict(), _FREE_FIELD: text[last_head.end():after.start()], **after.groupdict()}
 
 
 _SEPARATOR_RE = re.compile(r'separated by "([^"]+)"')
@@ -92,10 +127,9 @@ def read_chat(messages: list[dict[str, str]]) -> ChatView:
     users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
     if not users:
         raise ValueError("the chat has no user message")
-    matches = list(template_regex(DEFAULT_TURN_TEMPLATE).finditer(users[-1]))
-    if not matches:
+    fields = _last_turn(users[-1], *template_regexes(DEFAULT_TURN_TEMPLATE))
+    if fields is None:
         raise ValueError("the last user message has no turn in the protocol's default turn template")
-    fields = matches[-1].groupdict()
     missing = [k for k in ("observation", "actions", "turn", "max_turns", "actions_left", "turn_actions")
                if fields.get(k) is None]
     if missing:
@@ -144,6 +178,10 @@ class ChatRandomAgent:
     async def act(self, messages: list[dict[str, str]], *, n: int = 1, sampling: SamplingParams = SamplingParams(),
                   episode: TextEpisode | None = None) -> list[Completion]:
         """``n`` random answers; the same request always gets the same answers."""
+        # On a worker thread: a server's event loop must stay free for other requests and /health.
+        return await asyncio.to_thread(self._answer, messages, n, sampling)
+
+    def _answer(self, messages: list[dict[str, str]], n: int, sampling: SamplingParams) -> list[Completion]:
         try:
             view = read_chat(messages)
         except ValueError as exc:
@@ -169,12 +207,17 @@ class ChatOracleAgent:
     async def act(self, messages: list[dict[str, str]], *, n: int = 1, sampling: SamplingParams = SamplingParams(),
                   episode: TextEpisode | None = None) -> list[Completion]:
         """``n`` copies of the optimal answer for the state shown in the chat."""
+        # On a worker thread: a hard Sokoban search must not stall a server's other requests and /health.
+        text = await asyncio.to_thread(self._answer, messages)
+        return [Completion(text=text, finish_reason="stop") for _ in range(n)]
+
+    @staticmethod
+    def _answer(messages: list[dict[str, str]]) -> str:
         try:
             view = read_chat(messages)
-            text = format_answer(view, plan_from_chat(view), "optimal play from the state shown")
+            return format_answer(view, plan_from_chat(view), "optimal play from the state shown")
         except ValueError as exc:
-            text = _cannot_read(str(exc))
-        return [Completion(text=text, finish_reason="stop") for _ in range(n)]
+            return _cannot_read(str(exc))
 
     async def aclose(self) -> None:
         """Nothing to release."""
@@ -192,9 +235,6 @@ def plan_from_chat(view: ChatView) -> list[str]:
     return _bandit_plan(view)
 
 
-#: Solver budget per turn. Generated Boxoban-sized levels (10x10, 4 boxes, 12+ pushes) needed at most
-#: about 9,100 nodes; the cap only stops a garbage grid from holding the server for seconds.
-SOKOBAN_MAX_NODES = 200_000
 
 
 def _grid_lines(observation: str, symbols: set[str]) -> list[str]:
@@ -217,7 +257,10 @@ def _sokoban_plan(view: ChatView) -> list[str]:
     to_standard = {RAGEN_SYMBOLS[kind]: STANDARD_SYMBOLS[kind] for kind in RAGEN_SYMBOLS}
     rows = _grid_lines(view.observation, set(to_standard))
     level = parse_level("\n".join("".join(to_standard[ch] for ch in row) for row in rows))
-    result = solve(level, max_nodes=SOKOBAN_MAX_NODES)
+    # The solver's default budget, the one a loaded level's certificate is found with: a smaller one
+    # (200,000 nodes) failed 13 of the first 200 DeepMind Boxoban test levels. A search that long
+    # (seconds) runs on a worker thread, so it delays only its own request.
+    result = solve(level)
     if not result.solution:
         raise ValueError(f"the Sokoban solver found no solution from this state ({result.status.value})")
     return [ACTION_NAMES[a] for a in result.solution[:max(view.turn_actions, 1)]]

@@ -1,54 +1,100 @@
 """A local ``transformers`` checkpoint as an agent (``ragen-eval --backend hf --model PATH``).
 
 Any causal LM directory with a tokenizer that has a chat template works: a Qwen2.5 or Llama download,
-a ``ragen-train`` checkpoint, or the tiny random models of :mod:`ragen_train.tiny`. Concurrent
-``act`` calls are batched (:class:`~ragen_eval.agents.batching.TurnBatcher`) into one left-padded
-``generate`` per group of identical sampling settings.
+a ``ragen-train`` checkpoint, or the tiny random models of :mod:`ragen_train.tiny`.
 
-Sampling draws from torch's RNG. To stay reproducible without touching anyone else's random state,
-each batch runs inside ``torch.random.fork_rng`` seeded from the agent's ``seed`` and the batch's
-index (or from the request's own ``seed`` when it gives one).
+Generation is continuously batched (:class:`~ragen_eval.agents.kv_batching.KVBatch`): the ``act``
+calls of concurrent episodes share one KV cache, decoded one token per step on a worker thread so
+the event loop keeps playing the games. A reply leaves the batch the moment it ends and the next
+turn of any episode joins at the next step, so the model is never idle waiting for the slowest
+reply of a turn.
+
+Sampling is reproducible without touching anyone else's random state: each sample draws from its
+own ``torch.Generator``, seeded from the agent's ``seed``, the request's ``seed``, the episode
+(game and level seed) when the runner names it, the messages and the sample's index. A reply
+therefore does not depend on concurrency or on which other episodes were in flight. A request
+that names neither a seed nor an episode (a client of ``ragen-eval serve``) also mixes in its
+arrival number, so repeating a prompt gives fresh samples.
 """
 
 from __future__ import annotations
 
+import asyncio
+import hashlib
+import json
+import os
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ragen_eval.agents.base import Completion
-from ragen_eval.agents.batching import BatchedAgent, ChatRequest
+from ragen_eval.agents.base import Completion, SamplingParams
+
+if TYPE_CHECKING:
+    from ragen_envs.text import TextEpisode
+
+    from ragen_eval.agents.kv_batching import DecodeRow
 
 
-class HFAgent(BatchedAgent):
-    """Chat completions from a ``transformers`` causal LM, batched per turn.
+@dataclass
+class _Request:
+    """One ``act`` call: its rows are in flight until all ``n`` samples are finished."""
+
+    messages: list[dict[str, str]]
+    n: int
+    sampling: SamplingParams
+    seed_key: str
+    future: asyncio.Future[list[Completion]]
+    completions: list[Completion | None]
+
+
+class HFAgent:
+    """Chat completions from a ``transformers`` causal LM, continuously batched over a KV cache.
 
     Args:
         model_path: a directory holding the model and its tokenizer (``save_pretrained`` format).
         device: torch device, ``"cpu"`` by default.
         dtype: torch dtype name for the weights (``"float32"``, ``"bfloat16"``, ...); None keeps the saved one.
-        max_batch_size: the most prompts in one ``generate`` call.
-        seed: base seed of the sampling RNG.
+        max_batch_size: the most samples decoded together; further requests wait for a free row.
+        seed: base seed of the sampling RNGs.
+        steps_per_call: the most decoding steps per worker-thread call while no reply finishes;
+            bounds how long a newly arrived request waits to join.
+        prefix_cache_tokens: tokens of finished conversations whose keys and values are kept, so a
+            later turn (or another level of the same game) prefills only what is new; 0 turns it off.
+        threads: torch threads of the decoding thread on CPU; None leaves one core to the games and
+            the harness (all but one, at least one). Small batched steps gain little from more threads,
+            and a harness starved of its core stalls every episode.
     """
 
     def __init__(self, model_path: str, device: str = "cpu", *, dtype: str | None = None,
-                 max_batch_size: int = 64, seed: int = 0) -> None:
+                 max_batch_size: int = 64, seed: int = 0, steps_per_call: int = 16,
+                 prefix_cache_tokens: int = 32768, threads: int | None = None) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from ragen_eval.agents.kv_batching import KVBatch
+
+        if max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
+        if steps_per_call < 1:
+            raise ValueError(f"steps_per_call must be >= 1, got {steps_per_call}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        if prefix_cache_tokens < 0:
+            raise ValueError(f"prefix_cache_tokens must be >= 0, got {prefix_cache_tokens}")
         self.name = str(model_path)
         self.model_path = str(model_path)
         self.device = device
         self.seed = seed
+        self.max_batch_size = max_batch_size
+        self.steps_per_call = steps_per_call
+        self.threads = threads if threads is not None else max(1, (os.cpu_count() or 1) - 1)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot load a tokenizer from {self.model_path!r}: {exc}") from exc
         if not getattr(self.tokenizer, "chat_template", None):
             raise ValueError(f"the tokenizer in {self.model_path!r} has no chat template; HFAgent needs one")
-        # Batched generation appends after the prompt, so pad on the left.
-        self.tokenizer.padding_side = "left"
-        if self.tokenizer.pad_token_id is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         kwargs: dict[str, Any] = {}
         if dtype is not None:
             kwargs["dtype"] = getattr(torch, dtype)
@@ -61,60 +107,99 @@ class HFAgent(BatchedAgent):
         eos_ids = list(eos) if isinstance(eos, (list, tuple)) else [eos]
         if self.tokenizer.eos_token_id is not None:
             eos_ids.append(self.tokenizer.eos_token_id)
-        self._eos_ids = frozenset(i for i in eos_ids if i is not None)
-        self._batches_run = 0
-        super().__init__(max_batch_size)
+        self._batch = KVBatch(self.model, frozenset(i for i in eos_ids if i is not None), pad_id or 0,
+                              prefix_tokens=prefix_cache_tokens)
+        self._pending: list[_Request] = []
+        self._worker: asyncio.Task[None] | None = None
+        self._arrivals = 0
+        #: How many requests joined the batch at each admission (for tests and logs).
+        self.batch_sizes: list[int] = []
 
     def describe(self) -> dict[str, Any]:
         """What a run's config.json records about this agent."""
-        return {"backend": "hf", "model": self.model_path, "device": self.device, "seed": self.seed}
+        return {"backend": "hf", "model": self.model_path, "device": self.device, "seed": self.seed,
+                "threads": self.threads}
 
-    def _run_batch(self, requests: Sequence[ChatRequest]) -> list[list[Completion]]:
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for i, request in enumerate(requests):
-            s = request.sampling
-            groups.setdefault((s.temperature, s.top_p, s.max_tokens, s.seed, request.n), []).append(i)
-        results: list[list[Completion]] = [[] for _ in requests]
-        for indices in groups.values():
-            answers = self._generate([requests[i] for i in indices])
-            for i, answer in zip(indices, answers):
-                results[i] = answer
-        return results
+    async def act(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        n: int = 1,
+        sampling: SamplingParams = SamplingParams(),
+        episode: TextEpisode | None = None,
+    ) -> list[Completion]:
+        """``n`` replies to ``messages``, decoded together with every other request in flight."""
+        if n < 1:
+            raise ValueError(f"n must be >= 1, got {n}")
+        self._arrivals += 1
+        where = [episode.env_name, episode.seed] if episode is not None else None
+        arrival = self._arrivals if where is None and sampling.seed is None else None
+        seed_key = json.dumps([self.seed, sampling.seed, where, arrival, messages], sort_keys=True, default=str)
+        loop = asyncio.get_running_loop()
+        request = _Request(messages, n, sampling, seed_key, loop.create_future(), [None] * n)
+        self._pending.append(request)
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.create_task(self._drive())
+        return await request.future
 
-    def _generate(self, requests: Sequence[ChatRequest]) -> list[list[Completion]]:
-        """One ``generate`` call for requests that share sampling settings and ``n``."""
+    async def _drive(self) -> None:
+        """Feed arrivals into the batch and decode until nothing is pending or in flight."""
+        await asyncio.sleep(0)  # let the calls made in the same tick (one per episode) arrive together
+        while self._pending or self._batch.rows:
+            admitted = self._take_admissible()
+            if admitted:
+                self.batch_sizes.append(len(admitted))
+            try:
+                finished = await asyncio.to_thread(self._advance, admitted)
+            except Exception as exc:  # a failed step fails every caller in flight, not the worker
+                failed = {id(row.owner[0]): row.owner[0] for row in self._batch.clear()}
+                failed.update((id(r), r) for r in admitted)
+                for request in failed.values():
+                    if not request.future.done():
+                        request.future.set_exception(exc)
+                continue
+            for row in finished:
+                request, index = row.owner
+                request.completions[index] = self._completion(row)
+                if all(c is not None for c in request.completions) and not request.future.done():
+                    request.future.set_result(list(request.completions))
+
+    def _take_admissible(self) -> list[_Request]:
+        rows = len(self._batch.rows)
+        taken = 0
+        while taken < len(self._pending) and (rows == 0 or rows + self._pending[taken].n <= self.max_batch_size):
+            rows += self._pending[taken].n
+            taken += 1
+        admitted, self._pending = self._pending[:taken], self._pending[taken:]
+        return admitted
+
+    def _advance(self, requests: Sequence[_Request]) -> list[DecodeRow]:
+        """Worker thread: tokenize the new requests, admit their rows, decode; return finished rows."""
         import torch
 
-        sampling, n = requests[0].sampling, requests[0].n
-        prompts = [self.tokenizer.apply_chat_template(r.messages, tokenize=False, add_generation_prompt=True)
-                   for r in requests]
-        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
-        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
-        seed = sampling.seed if sampling.seed is not None else self.seed * 1_000_003 + self._batches_run
-        self._batches_run += 1
-        greedy = sampling.temperature == 0
-        options: dict[str, Any] = {"max_new_tokens": sampling.max_tokens, "num_return_sequences": n,
-                                   "do_sample": not greedy, "pad_token_id": self.tokenizer.pad_token_id}
-        if not greedy:
-            options.update(temperature=sampling.temperature, top_p=sampling.top_p, top_k=0)
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
-            torch.manual_seed(seed)
-            output = self.model.generate(**encoded, **options)
-        new_tokens = output[:, encoded["input_ids"].shape[1]:].tolist()
-        answers = []
-        for i in range(len(requests)):
-            completions = []
-            for tokens in new_tokens[i * n:(i + 1) * n]:
-                end = next((k for k, t in enumerate(tokens) if t in self._eos_ids), None)
-                kept = tokens if end is None else tokens[:end]
-                completions.append(Completion(
-                    text=self.tokenizer.decode(kept, skip_special_tokens=True),
-                    finish_reason="stop" if end is not None else "length",
-                    prompt_tokens=int(prompt_lengths[i]),
-                    completion_tokens=len(kept) + (0 if end is None else 1),
-                ))
-            answers.append(completions)
-        return answers
+        from ragen_eval.agents.kv_batching import DecodeRow
+
+        # torch's thread count is per calling thread (an OpenMP setting), so this leaves the rest of
+        # the process alone; the worker thread may differ between calls, hence every time.
+        torch.set_num_threads(self.threads)
+        rows = []
+        for request in requests:
+            prompt = self.tokenizer.apply_chat_template(request.messages, tokenize=True, add_generation_prompt=True,
+                                                        return_dict=True)["input_ids"]
+            for index in range(request.n):
+                seed = hashlib.sha256(f"{request.seed_key}\0{index}".encode()).digest()
+                generator = torch.Generator(device=self._batch.device)
+                generator.manual_seed(int.from_bytes(seed[:8], "little") >> 1)
+                s = request.sampling
+                rows.append(DecodeRow(owner=(request, index), prompt_ids=list(prompt), max_tokens=s.max_tokens,
+                                      temperature=s.temperature, top_p=s.top_p, generator=generator))
+        return self._batch.advance(rows, self.steps_per_call)
+
+    def _completion(self, row: DecodeRow) -> Completion:
+        kept = row.tokens[:-1] if row.finish_reason == "stop" else row.tokens
+        return Completion(text=self.tokenizer.decode(kept, skip_special_tokens=True),
+                          finish_reason=row.finish_reason, prompt_tokens=len(row.prompt_ids),
+                          completion_tokens=len(row.tokens))
 
     async def aclose(self) -> None:
         """Nothing to release beyond memory; kept for the Agent protocol."""

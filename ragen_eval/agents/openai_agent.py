@@ -8,10 +8,15 @@ exponential backoff and full jitter that honour ``Retry-After``, and an optional
 What is retried and what is not:
 
 * retried: HTTP 408, 409, 429, 500, 502-504 and the 52x/529 codes of CDNs and overloaded APIs,
-  timeouts, dropped connections, bodies that are not valid JSON, and responses with no choices. These are the provider's problems, not the model's.
+  timeouts, refused and dropped connections, bodies that are not valid JSON (or nested too deeply to
+  read), and responses with no choices. These are the provider's problems, not the model's.
 * not retried: other 4xx (a bad key or an unknown model will not fix itself), and a response cut
   off by the length limit (``finish_reason == "length"``): that is the model's answer, which the
   text protocol scores as a format error ("truncated").
+
+``timeout`` bounds the whole request, from sending it to the last byte of the body, so a server
+that trickles bytes cannot hold a request longer than a silent one (the transports' own timeouts
+only bound the wait for each read).
 
 When a request fails for good the agent returns ``Completion(text="", error=...)`` rather than
 raising, so the runner ends that one episode with a recorded error and the run goes on.
@@ -32,7 +37,7 @@ import httpx
 import openai
 
 from ragen_eval.agents.base import Completion, SamplingParams
-from ragen_eval.redaction import redact_url
+from ragen_eval.redaction import redact_url, split_credentials
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -127,10 +132,12 @@ class OpenAIChatAgent:
         model: the model name the endpoint expects (``gpt-4o-mini``, a vLLM served name, ...).
         base_urls: one or more endpoints such as ``http://127.0.0.1:8000/v1``; requests rotate over
             them, and a retry goes to the next one, so one dead server slows a run but does not stop it.
+            User info in a URL (``http://user:KEY@host/v1``) is sent as HTTP Basic auth instead of the key.
         api_key: the key sent as a bearer token; ``None`` for local servers that ignore it. The agent
             never writes it anywhere (``describe()`` and ``repr`` leave it out).
         concurrency: the most requests in flight at once.
-        timeout: seconds one HTTP request may take before it counts as failed (and is retried).
+        timeout: seconds one HTTP request may take in all, body included, before it counts as failed
+            (and is retried).
         max_retries: retries after the first attempt; ``max_retries + 1`` attempts in all.
         requests_per_second: optional cap on the rate at which requests start.
         backoff_initial: the first retry waits up to this many seconds (full jitter), doubling after.
@@ -197,6 +204,7 @@ class OpenAIChatAgent:
         shards = 1 if self.http_backend == "aiohttp" else max(1, math.ceil(concurrency / POOL_CONNECTIONS))
         http_clients = [first_client] + [_make_http_client(self.http_backend, concurrency, self.timeout)[0]
                                          for _ in range(len(urls) * shards - 1)]
+        endpoints = [split_credentials(url) for url in urls]
         self._pools = [
             [_Pool(openai.AsyncOpenAI(
                 base_url=url,
@@ -204,8 +212,10 @@ class OpenAIChatAgent:
                 max_retries=0,  # retries are ours: we rotate endpoints and honour Retry-After
                 timeout=self.timeout,
                 http_client=http_clients[u * shards + k],
+                # Overrides the bearer key, as httpx's own handling of URL credentials would.
+                default_headers={"Authorization": basic_auth} if basic_auth else None,
             )) for k in range(shards)]
-            for u, url in enumerate(urls)
+            for u, (url, basic_auth) in enumerate(endpoints)
         ]
         #: Counters a caller may log: requests sent, retries made, requests that failed for good.
         self.stats = {"requests": 0, "retries": 0, "failures": 0}
@@ -255,7 +265,8 @@ class OpenAIChatAgent:
     async def _request_with_retries(self, body: dict[str, Any], n: int) -> list[Completion]:
         last_error = ""
         for attempt in range(self.max_retries + 1):
-            pools = self._pools[self._next_url % len(self._pools)]
+            url_index = self._next_url % len(self._pools)
+            pools = self._pools[url_index]
             self._next_url += 1
             pool = min(pools, key=lambda p: p.in_flight)
             if self._limiter is not None:
@@ -267,17 +278,18 @@ class OpenAIChatAgent:
                 # The generic ``post`` of the openai client (auth, base URL, timeouts, error mapping)
                 # with the body as plain JSON: the typed ``chat.completions.create`` walks every
                 # message through its TypedDict transform, about 2 ms of CPU per request.
-                response = await pool.client.post("/chat/completions", body=body, cast_to=httpx.Response)
+                async with asyncio.timeout(self.timeout):
+                    response = await pool.client.post("/chat/completions", body=body, cast_to=httpx.Response)
                 return completions_from_json(json.loads(response.content), n)
             except openai.APIStatusError as exc:
                 last_error = f"HTTP {exc.status_code}: {_short(_error_message(exc))}"
                 if exc.status_code not in RETRYABLE_STATUS:
                     break
                 retry_after = parse_retry_after(exc.response.headers)
-            except openai.APITimeoutError:
-                last_error = f"timeout after {self.timeout:g} s"
-            except openai.APIConnectionError as exc:
-                last_error = f"connection error: {_short(str(exc.__cause__ or exc))}"
+            except (openai.APIConnectionError, TimeoutError) as exc:  # APITimeoutError is an APIConnectionError
+                last_error = self._connection_error(exc, url_index)
+            except RecursionError:
+                last_error = "malformed response: the JSON body is nested too deeply to read"
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
                 # A 200 whose body is not the chat-completion JSON it should be (JSONDecodeError is a ValueError).
                 last_error = f"malformed response: {_short(str(exc))}"
@@ -290,6 +302,21 @@ class OpenAIChatAgent:
         attempts = attempt + 1
         error = f"{last_error} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
         return [Completion(text="", error=error) for _ in range(n)]
+
+    def _connection_error(self, exc: BaseException, url_index: int) -> str:
+        """What went wrong below HTTP, from the exception chain: a refused connection, a timeout, or other."""
+        # openai's aiohttp transport maps a refused connection to ConnectTimeout, so the mapped class
+        # cannot be trusted; the OS error at the bottom of the chain can.
+        chain = []
+        link: BaseException | None = exc
+        while link is not None and link not in chain:
+            chain.append(link)
+            link = link.__cause__ or link.__context__
+        if any(isinstance(link, ConnectionRefusedError) for link in chain):
+            return f"connection refused by {redact_url(self.base_urls[url_index])}"
+        if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
+            return f"timeout after {self.timeout:g} s"
+        return f"connection error: {_short(str(exc.__cause__ or exc))}"
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Seconds before retry ``attempt + 1``: the server's ``Retry-After`` if given, else full jitter."""
@@ -334,14 +361,25 @@ def completions_from_json(data: Any, n: int) -> list[Completion]:
             reasoning = json.dumps(reasoning)
         finish = choice.get("finish_reason")
         out.append(Completion(
-            text=content or "",
+            text=encodable(content or ""),
             finish_reason=finish if isinstance(finish, str) else None,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
-            reasoning_text=reasoning,
+            reasoning_text=encodable(reasoning) if reasoning is not None else None,
             reasoning_tokens=reasoning_tokens,
         ))
     return out
+
+
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate (valid in JSON's ``\\ud800``, not in UTF-8) replaced by U+FFFD.
+
+    A reply is sent back in the next request's messages, and UTF-8 cannot encode a lone surrogate:
+    left in, it would make every later request of the episode fail. Paired surrogates are joined.
+    """
+    if text.isascii():
+        return text
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _int_or_none(value: Any) -> int | None:

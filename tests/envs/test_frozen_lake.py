@@ -279,6 +279,7 @@ def test_rgb_array_tiles_are_distinct():
     assert len(set(centre.values())) == 4
 
 
+@pytest.mark.render
 def test_human_mode_and_gif(monkeypatch, tmp_path):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     from ragen_envs.rendering import save_gif

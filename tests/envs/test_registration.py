@@ -41,6 +41,14 @@ def test_registry_and_presets_agree():
 @pytest.mark.parametrize("env_id", RAGEN_IDS)
 def test_gymnasium_env_checker(env_id):
     env = gym.make(env_id)
+    check_env(env.unwrapped, skip_render_check=True)
+    env.close()
+
+
+@pytest.mark.render
+@pytest.mark.parametrize("env_id", RAGEN_IDS)
+def test_gymnasium_env_checker_renders(env_id):
+    env = gym.make(env_id)
     check_env(env.unwrapped, skip_render_check=False)
     env.close()
 

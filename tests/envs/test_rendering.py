@@ -103,6 +103,7 @@ def test_tile_style_rejects_bad_fields():
         TileStyle((0, 0, 0), "circle", (1, 2))
 
 
+@pytest.mark.render
 def test_save_gif_round_trip(tmp_path):
     from PIL import Image
 
@@ -130,6 +131,7 @@ def test_save_gif_rejects_bad_input(tmp_path):
         save_gif([np.zeros((4, 4, 3), np.uint8), np.zeros((4, 4), np.uint8)], tmp_path / "x.gif")
 
 
+@pytest.mark.render
 def test_frame_with_text_keeps_frame_and_writes_text():
     frame = render_tiles(np.array([[0, 1], [2, 0]]), STYLES, 16)
     empty = frame_with_text(frame, "", panel_width=200)
@@ -153,6 +155,7 @@ def test_frame_with_text_rejects_bad_input():
         frame_with_text(np.zeros((8, 8), np.uint8), "x")
 
 
+@pytest.mark.render
 def test_human_window_shows_and_closes(monkeypatch):
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
     window = HumanWindow("test")

@@ -56,6 +56,9 @@ class Corridor(gym.Env):
     def solution(self):
         return ["Right"] * (self.length - 1 - self.pos)
 
+    def level_key(self):
+        return f"{self.length}:{self.pos}".encode()
+
     def step(self, action):
         self.pos += 1 if action == 1 else -1
         success = self.pos == self.length - 1

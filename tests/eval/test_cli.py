@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ragen_envs.splits import split_seeds
 from ragen_eval.cli import main
 from ragen_eval.run_dir import read_episodes
 
@@ -66,9 +67,10 @@ def test_show_summary_and_transcript(tmp_path, capsys):
     capsys.readouterr()
     assert main(["show", str(run)]) == 0
     assert "| sokoban " in capsys.readouterr().out
-    assert main(["show", str(run), "--episode", "sokoban:200000001"]) == 0
+    seed = split_seeds("test", 2, env="sokoban")[1]
+    assert main(["show", str(run), "--episode", f"sokoban:{seed}"]) == 0
     transcript = capsys.readouterr().out
-    assert "# sokoban seed 200000001: success=True" in transcript and "<answer>" in transcript
+    assert f"# sokoban seed {seed}: success=True" in transcript and "<answer>" in transcript
     assert main(["show", str(run), "--episode", "sokoban:1"]) == 2
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragen_eval.config import DEFAULT_ENVS, EvalConfig, expand_envs, model_slug, parse_shard
@@ -28,6 +28,7 @@ def test_parse_shard():
             parse_shard(bad)
 
 
+@settings(deadline=None, max_examples=40)  # each config walks its split's levels once (~10 resets a seed)
 @given(st.integers(1, 40), st.integers(1, 7), st.sampled_from([["bandit"], ["sokoban", "frozenlake"]]))
 def test_shards_partition_the_work(episodes, n, envs):
     full = EvalConfig(model="random", envs=envs, episodes=episodes).work_items()
@@ -39,8 +40,16 @@ def test_shards_partition_the_work(episodes, n, envs):
 
 def test_seeds_come_from_the_named_split():
     config = EvalConfig(model="random", envs=["bandit"], episodes=3, split="test", seed_start=5)
-    assert config.seeds() == [200_000_005, 200_000_006, 200_000_007]
-    assert EvalConfig(model="random", episodes=2, split="val").seeds() == [100_000_000, 100_000_001]
+    assert config.seeds("bandit") == [200_000_005, 200_000_006, 200_000_007]  # one shared level: the range
+    val = EvalConfig(model="random", episodes=2, split="val")
+    assert val.seeds("bandit") == [100_000_000, 100_000_001]
+    # the other games keep only the seeds whose levels belong to the split, per env and its overrides
+    from ragen_envs import split_seeds
+
+    assert val.seeds("sokoban") == split_seeds("val", 2, env="sokoban") != [100_000_000, 100_000_001]
+    lake = EvalConfig(model="random", envs=["frozenlake"], episodes=4, env_configs={"frozenlake": {"height": 5}})
+    assert lake.work_items() == [("frozenlake", s) for s in split_seeds("test", 4, env="frozenlake",
+                                                                       env_config={"height": 5})]
 
 
 def test_backend_resolution_and_validation():

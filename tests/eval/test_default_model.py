@@ -63,3 +63,21 @@ def test_default_model_plays_the_same_greedy_game_in_process_and_through_the_loc
     for summary in (in_process, served):
         assert summary["episodes_done"] == 2 and summary["complete"]
     assert served["per_env"]["sokoban"]["success_rate"] == in_process["per_env"]["sokoban"]["success_rate"]
+
+
+@pytest.mark.slow
+def test_sampled_episodes_do_not_depend_on_concurrency(tmp_path, capsys):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    # Every sample draws from a generator seeded by the episode and its messages, so how many
+    # episodes shared a batch (and in which order they arrived) changes no reply.
+    common = ["--env", "sokoban,bandit", "--episodes", "3", "--temperature", "0.7", "--max-tokens", "48",
+              "--no-progress", "--json"]
+    assert main([*common, "--concurrency", "1", "--out", str(tmp_path / "one")]) == 0
+    assert main([*common, "--concurrency", "6", "--out", str(tmp_path / "six")]) == 0
+    capsys.readouterr()
+    one, six = ({(r["env"], r["seed"]): [turn["response"] for turn in r["turns"]]
+                 for r in map(json.loads, (tmp_path / name / "default__hf__test" / "episodes.jsonl").open())}
+                for name in ("one", "six"))
+    assert len(one) == 6 and all(one.values())
+    assert six == one

@@ -24,7 +24,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
-    config = EvalConfig(model="random", agent_seed=7, envs=["bandit", "sokoban"], episodes=6)
+    config = EvalConfig(model="random", agent_seed=7, envs=["bandit", "sokoban"], episodes=8)
     evaluate(config, tmp_path / "mine", progress=False)
     board = build_leaderboard([tmp_path / "mine"], baselines_dir=tmp_path / "baselines", progress=False)
     # The given run is a random baseline already; only the oracle is played, on the same levels.
@@ -32,7 +32,7 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     assert [row["model"] for row in board.rows] == ["oracle", "random"]  # ranked by macro success
     assert board.envs == ["bandit", "sokoban"]
     oracle = board.rows[0]
-    assert oracle["per_env"]["bandit"] == 1.0 and oracle["episodes"] == 12
+    assert oracle["per_env"]["bandit"] == 1.0 and oracle["episodes"] == 16
     assert oracle["mcnemar_p_vs_random"] < 0.05 and board.rows[1]["mcnemar_p_vs_random"] == 1.0
     # A second build finds the baseline it played and does not play it again.
     again = build_leaderboard([tmp_path / "mine"], baselines_dir=tmp_path / "baselines", progress=False)

@@ -40,8 +40,8 @@ def test_starpo_s_learns_the_high_ev_arm(tiny_model_dir, tmp_path):
 
     run = train(load_config(None, [
         "preset=starpo-s", "env=bandit", f"model={warm}", f"output_dir={tmp_path}", "run_name=rl",
-        "total_steps=12", "env_groups=8", "group_size=8", "max_new_tokens=40", "actor_lr=5e-4", "critic_lr=1e-3",
-        "ppo_mini_batch_size=16", "micro_batch_size=8", "save_every=0", "plot_every=0"]))
+        "total_steps=12", "env_groups=8", "group_size=8", "max_new_tokens=40", "actor_lr=2.5e-4", "critic_lr=1e-3",
+        "micro_batch_size=8", "save_every=0", "plot_every=0"]))
     after = _test_success(latest_checkpoint(run), tmp_path / "eval-after")
     print(f"high-EV arm on {TEST_EPISODES} test episodes: format-only start {before:.3f}, after StarPO-S {after:.3f}")
 

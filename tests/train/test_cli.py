@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import fields
 
 import pytest
@@ -38,3 +39,42 @@ def test_sft_subcommand_goes_to_ragen_train_sft(capsys):
         main(["sft", "--help"])
     assert exit_info.value.code == 0
     assert "ragen-train sft" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("override", "named"), [
+    ("env=sokobann", "unknown environment 'sokobann'"),
+    ("protocol.max_turnz=3", "protocol: unknown ProtocolConfig fields: ['max_turnz']"),
+    ("env_config.heigth=6", "unknown BanditConfig fields: ['heigth']"),
+    ("protocol.max_turns=0", "protocol: max_turns must be a positive integer"),
+])
+def test_bad_game_settings_fail_before_any_run_directory(override, named, capsys, tmp_path):
+    assert main([f"output_dir={tmp_path}", "total_steps=1", override]) == 2
+    err = capsys.readouterr().err.strip()
+    assert named in err and err.startswith("ragen-train: error:") and len(err.splitlines()) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sft_with_an_unknown_game_fails_before_its_output_exists(capsys, tmp_path):
+    out = tmp_path / "sft"
+    for args in (["--env", "sokobann"], ["--env", "bandit", "--protocol", '{"max_turnz": 3}']):
+        with pytest.raises(SystemExit) as exit_info:
+            main(["sft", *args, "--out", str(out)])
+        assert exit_info.value.code == 2
+        assert ("sokobann" in args[1]) == ("unknown environment 'sokobann'" in capsys.readouterr().err)
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [["--conf", "x.yaml"], ["--print", "env=bandit"], ["sft", "--out", "x", "--epoch", "1"]])
+def test_flags_are_never_prefix_matched(argv, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert "unrecognized arguments" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--help-config"], ["env=bandit"], ["sft", "--out", "x"]])
+def test_without_the_train_extra_every_command_says_what_to_install(argv, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # what an install without torch looks like to an import
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "torch" in err and "install ragen-envs[train]" in err

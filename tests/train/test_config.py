@@ -25,7 +25,7 @@ def test_presets():
 
 def test_yaml_then_overrides_then_preset_precedence(tmp_path):
     path = tmp_path / "c.yaml"
-    path.write_text("preset: starpo\nkl_coef: 0.0\nactor_lr: 1e-4\nenv_config:\n  height: 4\n  width: 4\n")
+    path.write_text("preset: starpo\nenv: frozenlake\nkl_coef: 0.0\nactor_lr: 1e-4\nenv_config:\n  height: 4\n  width: 4\n")
     c = load_config(path, ["actor_lr=3e-4", "env_config.width=5", "protocol.max_turns=2", "target_success=0.9"])
     assert c.kl_coef == 0.0  # the file beats the preset
     assert c.clip_ratio_high == 0.2  # untouched preset value

@@ -118,3 +118,14 @@ def test_tail_only_logits_give_the_same_logprobs_and_entropy():
     torch.testing.assert_close(shift_right(ent[:, 3:], start=3)[:, 4:], shift_right(ent)[:, 4:])
     with pytest.raises(ValueError, match="cover"):
         token_logprobs(logits[:, 2:], ids, start=3)
+
+
+def test_token_logprobs_at_a_temperature_are_those_of_the_sharpened_softmax():
+    logits = torch.tensor([[[2.0, 0.0, 1.0], [0.0, 0.0, 0.0]]])
+    ids = torch.tensor([[1, 0]])
+    # log softmax([4, 0, 2])[0] = 4 - log(e^4 + 1 + e^2), written out by hand
+    expected = 4.0 - math.log(math.exp(4.0) + 1.0 + math.exp(2.0))
+    assert token_logprobs(logits, ids, temperature=0.5)[0, 1].item() == pytest.approx(expected)
+    assert token_logprobs(logits, ids)[0, 1].item() == pytest.approx(2.0 - math.log(math.exp(2.0) + 1.0 + math.e))
+    with pytest.raises(ValueError, match="temperature"):
+        token_logprobs(logits, ids, temperature=0.0)

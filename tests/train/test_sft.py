@@ -81,8 +81,8 @@ def test_cli_arguments_map_to_the_config() -> None:
     cfg = config_from_args(["--out", "x", "--env", "frozenlake", "--mode", "oracle", "--episodes", "7",
                             "--lr", "0.01", "--protocol", '{"max_turns": 3}', "--successful-only"])
     assert cfg.out == "x" and cfg.lr == 0.01
-    assert cfg.demos == DemoConfig(env="frozenlake", mode="oracle", num_episodes=7, successful_only=True,
-                                   protocol={"max_turns": 3})
+    assert cfg.demos == [DemoConfig(env="frozenlake", mode="oracle", num_episodes=7, successful_only=True,
+                                    protocol={"max_turns": 3})]
     with pytest.raises(SystemExit):
         config_from_args(["--out", "x", "--mode", "expert"])
 
@@ -113,7 +113,7 @@ def test_sft_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp_path: Path
     assert len(rows) == 3 * 4
     first, last = float(rows[0]["loss"]), float(rows[-1]["loss"])
     assert last < 0.5 * first, (first, last)
-    assert json.loads((out / "sft_config.json").read_text())["demos"]["env"] == "bandit"
+    assert json.loads((out / "sft_config.json").read_text())["demos"][0]["env"] == "bandit"
     model = transformers.AutoModelForCausalLM.from_pretrained(out)
     init = transformers.AutoModelForCausalLM.from_pretrained(out / "init")
     changed = [name for (name, p), (_, q) in zip(model.named_parameters(), init.named_parameters())

@@ -38,6 +38,7 @@ def test_cli_run_logs_losses_and_changes_every_parameter(tiny_model_dir, tmp_pat
                     "think_words", "response_tokens", "format_error_rate"):
             assert row[key] is not None and row[key] == row[key], key  # present and not NaN
         assert row["kept_fraction"] == 1.0 and row["entropy"] > 0
+        assert row["optimizer_steps"] == 1  # ppo_mini_batch_size=4 holds all 4 sequences
     assert (run / "metrics.csv").read_text().startswith("step,")
     assert (run / "metrics.png").stat().st_size > 0
 

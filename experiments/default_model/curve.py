@@ -1,0 +1,99 @@
+"""Success against training data: evaluate the snapshots an SFT run kept, write a CSV and a plot.
+
+``train.sh`` keeps the weights after every chunk under ``OUT/snapshots/step_N``; the demonstrations
+each had seen by then are counted from ``OUT/demo_records.jsonl``. The final model's point can be
+taken from ``evaluate.py``'s results instead of evaluating it again.
+
+    python experiments/default_model/curve.py --run runs/default_model/sft --episodes 64 \\
+        --final-results experiments/default_model/results.json --csv experiments/default_model/curve.csv \\
+        --plot experiments/default_model/curve.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluate import GAMES, evaluate  # noqa: E402
+
+
+def episodes_seen(run: Path, step: int) -> dict[str, int]:
+    """Demonstrations of each game trained on before ``step``."""
+    config = json.loads((run / "sft_config.json").read_text())
+    names = [d["env"] for d in config["demos"]]
+    counts: Counter[str] = Counter()
+    for line in (run / "demo_records.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record["step"] < step and not record.get("dropped"):
+            counts[names[record["set"]]] += 1
+    return {game: counts[game] for game in GAMES}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Evaluate every snapshot of ``--run`` and write ``--csv`` and ``--plot``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--run", required=True, help="output directory of the SFT run (train.sh's OUT)")
+    parser.add_argument("--episodes", type=int, default=64, help="test levels per game for each snapshot")
+    parser.add_argument("--final-results", help="evaluate.py results of the finished model, used for its point")
+    parser.add_argument("--out", default="runs/default_model/curve", help="directory for the ragen-eval runs")
+    parser.add_argument("--csv", required=True)
+    parser.add_argument("--plot", required=True)
+    args = parser.parse_args(argv)
+    run = Path(args.run)
+    snapshots = sorted((run / "snapshots").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
+    if not snapshots:
+        parser.error(f"{run}/snapshots holds no step_N snapshots; train with experiments/default_model/train.sh")
+    final_step = json.loads((run / "resume" / "progress.json").read_text())["step"]
+    rows = []
+    for snapshot in snapshots:
+        step = int(snapshot.name.split("_")[1])
+        if args.final_results and step == final_step:
+            per_env = json.loads(Path(args.final_results).read_text())["players"]["model"]
+        else:
+            per_env, _ = evaluate("model", str(snapshot), args.episodes, Path(args.out) / snapshot.name)
+        seen = episodes_seen(run, step)
+        for game in GAMES:
+            result = per_env[game]
+            rows.append({"step": step, "game": game, "demos_seen": seen[game], "demos_seen_total": sum(seen.values()),
+                         "episodes": result["episodes"], "success": round(result["success_rate"], 4),
+                         "ci_low": round(result["success_ci95"][0], 4), "ci_high": round(result["success_ci95"][1], 4),
+                         "format_error_rate": round(result["format_error_rate"], 4)})
+    with open(args.csv, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    _plot(rows, Path(args.plot))
+    print(f"wrote {args.csv} and {args.plot}")
+    return 0
+
+
+def _plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for game in GAMES:
+        points = [r for r in rows if r["game"] == game]
+        x = [r["demos_seen"] for r in points]
+        y = [r["success"] for r in points]
+        err = [[r["success"] - r["ci_low"] for r in points], [r["ci_high"] - r["success"] for r in points]]
+        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=game)
+    ax.set_xscale("log")
+    ax.set_xlabel("oracle demonstrations of the game trained on")
+    ax.set_ylabel("test success (95% CI)")
+    ax.set_ylim(0, 1.02)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""Bad input to ``ragen-eval`` is refused in one line, with exit 2, before any run directory is made; options
+are never matched by prefix; a run directory that lost its config.json still refuses another configuration."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from ragen_eval.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE, RUN_IDENTITY_KEY, read_episodes, rewrite_jsonl
+
+
+def _run(out, *extra: str) -> int:
+    return main(["--model", "random", "--env", "sokoban,bandit", "--episodes", "2", "--out", str(out),
+                 "--no-progress", *extra])
+
+
+def _one_line_error(capsys) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragen-eval evaluate: error: "), lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("override, named", [
+    ("sokoban:num_boxez=2", "['num_boxez']"),
+    ("sokoban:dim_room=[1000,1000]", "['dim_room']"),
+    ("sokoban:num_boxes=-3", "num_boxes must be at least 1, got -3"),
+    ("sokoban:level_file=levels/none.txt", "['level_file']"),
+    ('sokoban:height="6"', "height must be an int"),
+    ("bandit:num_arms=0", "num_arms"),
+])
+def test_bad_env_config_is_refused_before_the_run_directory(tmp_path, capsys, override, named):
+    assert _run(tmp_path / "runs", "--env-config", override) == EXIT_BAD_INPUT
+    line = _one_line_error(capsys)
+    assert f"--env-config {override.partition(':')[0]}: " in line and named in line
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--seed", "1"], "unrecognized arguments: --seed 1"),
+    (["--temp", "0.9"], "unrecognized arguments: --temp 0.9"),
+    (["--api-key-e", "MY_KEY"], "unrecognized arguments: --api-key-e MY_KEY"),
+])
+def test_options_are_never_matched_by_prefix(tmp_path, capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_info:
+        _run(tmp_path / "runs", *argv)
+    assert exit_info.value.code == EXIT_BAD_INPUT and message in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_ragen_train_options_are_never_matched_by_prefix(capsys):
+    from ragen_train.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["--print-conf"])
+    assert "unrecognized arguments: --print-conf" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag, pointer", [("--api-key", "--api-key-env"), ("--judge-api-key", "--judge-api-key-env")])
+def test_a_key_on_the_command_line_is_refused_and_never_written(tmp_path, capsys, flag, pointer):
+    assert _run(tmp_path / "runs", flag, "sk-secret-0123") == EXIT_BAD_INPUT
+    line = _one_line_error(capsys)
+    assert f"{flag} is not accepted" in line and f"name it with {pointer}" in line and "sk-secret" not in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_key_given_as_the_variable_name_is_refused_without_echoing_it(tmp_path, capsys):
+    assert main(["--model", "gpt-4o", "--base-url", "http://127.0.0.1:9/v1", "--api-key-env", "sk-secret-0123",
+                 "--out", str(tmp_path / "runs")]) == EXIT_BAD_INPUT
+    line = _one_line_error(capsys)
+    assert "--api-key-env takes the NAME of an environment variable" in line and "sk-secret" not in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_out_that_is_a_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "taken").write_text("not a directory\n")
+    assert _run(tmp_path / "taken") == EXIT_BAD_INPUT
+    assert f"--out {tmp_path / 'taken'}: {tmp_path / 'taken'} is a file, not a directory" in _one_line_error(capsys)
+    assert _run(tmp_path / "taken" / "deeper") == EXIT_BAD_INPUT
+    assert "is a file, not a directory" in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("name", ["../../x", "/tmp/elsewhere", "a/b", ".", ".."])
+def test_run_name_is_a_name_not_a_path(tmp_path, capsys, name):
+    out = tmp_path / "deep" / "runs"
+    assert _run(out, "--run-name", name) == EXIT_BAD_INPUT
+    assert "--run-name takes a directory name, not a path" in _one_line_error(capsys)
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("model", ["runs/nope", "./nope", "ABSOLUTE"])
+def test_a_missing_local_checkpoint_is_named_at_once(tmp_path, monkeypatch, capsys, model):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    model = str(tmp_path / "gone") if model == "ABSOLUTE" else model
+    start = time.monotonic()
+    assert main(["--backend", "hf", "--model", model, "--env", "bandit", "--out", "out", "--no-progress"]) \
+        == EXIT_BAD_INPUT
+    assert time.monotonic() - start < 30  # no model hub retries (they took 55 s)
+    assert f"--model {model}: no such local checkpoint directory" in _one_line_error(capsys)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_run_that_lost_its_config_refuses_another_configuration(tmp_path, capsys):
+    run = tmp_path / "random__builtin__test"
+    assert _run(tmp_path) == EXIT_OK
+    (run / CONFIG_FILE).unlink()
+    capsys.readouterr()
+    assert _run(tmp_path, "--temperature", "0.9", "--episodes", "2") == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "has no config.json, and its episodes were played with a different configuration" in err
+    assert "sampling.temperature: 0.5 -> 0.9" in err and not (run / CONFIG_FILE).exists()
+    # The same settings resume it (nothing to play) and write config.json again.
+    assert _run(tmp_path) == EXIT_OK
+    assert json.loads((run / CONFIG_FILE).read_text())["eval_config"]["sampling"]["temperature"] == 0.5
+    assert len(read_episodes(run / EPISODES_FILE)) == 4
+
+
+def test_unstamped_episodes_without_a_config_are_refused(tmp_path, capsys):
+    run = tmp_path / "random__builtin__test"
+    assert _run(tmp_path) == EXIT_OK
+    records = read_episodes(run / EPISODES_FILE)
+    assert all(RUN_IDENTITY_KEY in r for r in records)
+    rewrite_jsonl(run / EPISODES_FILE, [{k: v for k, v in r.items() if k != RUN_IDENTITY_KEY} for r in records])
+    (run / CONFIG_FILE).unlink()
+    capsys.readouterr()
+    assert _run(tmp_path) == EXIT_BAD_INPUT
+    assert "episodes do not say which configuration played them" in capsys.readouterr().err

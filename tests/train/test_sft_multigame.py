@@ -1,0 +1,152 @@
+"""Multi-game, streamed, resumable SFT: the CLI, the batch schedule, the shared-prefix loss and resuming."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from ragen_envs.splits import LevelSplitter  # noqa: E402
+from ragen_train.demos import DemoConfig, level_seeds, play_demos  # noqa: E402
+from ragen_train.sft import (  # noqa: E402
+    Example,
+    SFTConfig,
+    batch_nll,
+    batch_schedule,
+    config_from_args,
+    run_sft,
+    shared_prefix_length,
+    tokenize_demos,
+)
+
+pytestmark = pytest.mark.train
+
+
+def test_cli_builds_one_demo_set_per_game() -> None:
+    cfg = config_from_args(["--out", "x", "--env", "simple_sokoban,frozenlake,bandit", "--mode", "oracle",
+                            "--episodes", "30,20,10", "--thought", "none", "--checkpoint-every", "5"])
+    assert [(d.env, d.num_episodes, d.thought) for d in cfg.demos] == [
+        ("simple_sokoban", 30, "none"), ("frozenlake", 20, "none"), ("bandit", 10, "none")]
+    assert cfg.checkpoint_every == 5
+    assert [d.num_episodes for d in config_from_args(["--out", "x", "--env", "bandit,frozenlake",
+                                                      "--episodes", "4"]).demos] == [4, 4]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--env", "bandit,frozenlake", "--episodes", "1,2,3"],
+    ["--env", "bandit,bandit"],
+    ["--env", "bandit,", "--episodes", "3"],
+    ["--env", "bandit", "--episodes", "0"],
+    ["--env", "bandit,nosuchgame"],
+    ["--env", "bandit,frozenlake", "--env-config", '{"is_slippery": false}'],
+    ["--env", "bandit", "--thought", "long"],
+    ["--env", "bandit", "--checkpoint-every", "0"],
+])
+def test_cli_rejects_bad_input_with_one_line_before_any_directory(argv: list[str], tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    out = tmp_path / "run"
+    with pytest.raises(SystemExit) as exit_info:
+        config_from_args(["--out", str(out), *argv])
+    assert exit_info.value.code == 2
+    assert "error:" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_demo_levels_are_distinct_train_levels_by_content() -> None:
+    config = DemoConfig(env="simple_sokoban", mode="oracle", num_episodes=300, seed=3)
+    seeds = level_seeds(config)
+    assert len(set(seeds)) == 300 and seeds == level_seeds(config)
+    splitter = LevelSplitter("simple_sokoban")
+    assert {splitter.split_of(s) for s in seeds} == {"train"}
+
+
+@settings(max_examples=30, deadline=None)
+@given(counts=st.lists(st.integers(1, 40), min_size=1, max_size=3), batch=st.integers(1, 9),
+       epoch=st.integers(0, 3))
+def test_schedule_covers_every_episode_once_in_single_game_batches(counts: list[int], batch: int, epoch: int) -> None:
+    games = ["bandit", "frozenlake", "simple_sokoban"]
+    cfg = SFTConfig(batch_size=batch, demos=[DemoConfig(env=g, num_episodes=n) for g, n in zip(games, counts)])
+    schedule = batch_schedule(cfg, epoch)
+    for k, n in enumerate(counts):
+        indices = [i for set_index, batch_indices in schedule if set_index == k for i in batch_indices]
+        assert sorted(indices) == list(range(n))
+    assert all(1 <= len(b) <= batch for _, b in schedule)
+    assert schedule == batch_schedule(cfg, epoch)
+
+
+def test_shared_prefix_stops_before_the_first_trained_token() -> None:
+    a = Example([5, 6, 7, 8, 9], [0, 0, 0, 1, 1])
+    b = Example([5, 6, 7, 4, 9, 9], [0, 0, 0, 0, 1, 1])
+    assert shared_prefix_length([a, b]) == 2  # 5 6 7 are shared, but token 3 of a is trained
+    assert shared_prefix_length([b, Example([5, 3, 7, 4, 9], [0, 0, 0, 0, 1])]) == 1
+
+
+@pytest.mark.parametrize("env", ["simple_sokoban", "frozenlake", "bandit"])
+def test_shared_prefix_gives_the_plain_loss_and_gradients(env: str, tiny_model_dir: Path) -> None:
+    from ragen_train.policy import load_tokenizer
+
+    tokenizer = load_tokenizer(tiny_model_dir)
+    model = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    demos = play_demos(DemoConfig(env=env, mode="oracle", num_episodes=6, seed=2, thought="none"))
+    examples = tokenize_demos(demos, tokenizer, 4096)
+    if env != "bandit":  # a game's rules are one long shared prefix
+        assert shared_prefix_length(examples) > 300
+    results = []
+    for share in (False, True):
+        model.zero_grad()
+        loss, tokens = batch_nll(model, examples, tokenizer.pad_token_id, share)
+        loss.backward()
+        results.append((loss.item(), tokens, [p.grad.clone() for p in model.parameters()]))
+    (plain, n_plain, g_plain), (shared, n_shared, g_shared) = results
+    assert shared == pytest.approx(plain, rel=1e-5) and n_plain == n_shared == sum(sum(e.loss_mask) for e in examples)
+    for a, b in zip(g_plain, g_shared):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+
+
+def _config(out: Path, model: Path, checkpoint_every: int = 2) -> SFTConfig:
+    return SFTConfig(model=str(model), out=str(out), epochs=1, batch_size=4, lr=3e-3, warmup_steps=1,
+                     checkpoint_every=checkpoint_every, log_every=1,
+                     demos=[DemoConfig(env="bandit", mode="oracle", num_episodes=12, thought="none"),
+                            DemoConfig(env="frozenlake_det", mode="oracle", num_episodes=8, thought="none")])
+
+
+def test_a_run_in_chunks_ends_with_the_weights_of_a_run_in_one_go(tiny_model_dir: Path, tmp_path: Path) -> None:
+    whole = run_sft(_config(tmp_path / "whole", tiny_model_dir))
+    rows = list(csv.DictReader(open(whole / "sft_metrics.csv")))
+    assert [r["step"] for r in rows] == [str(s) for s in range(5)]  # 3 bandit + 2 frozenlake batches
+    assert sorted({r["game"] for r in rows}) == ["bandit", "frozenlake_det"]
+    assert json.loads((whole / "demos_summary.json").read_text())["episodes"] == 20
+
+    chunked = tmp_path / "chunked"
+    run_sft(_config(chunked, tiny_model_dir), max_steps=2)
+    assert json.loads((chunked / "resume" / "progress.json").read_text()) == {"step": 2}
+    assert not (chunked / "model.safetensors").exists()
+    run_sft(_config(chunked, tiny_model_dir), max_steps=2)
+    run_sft(_config(chunked, tiny_model_dir))
+    again = list(csv.DictReader(open(chunked / "sft_metrics.csv")))
+    assert [r["step"] for r in again] == [r["step"] for r in rows]
+    for a, b in zip(again, rows):
+        assert float(a["loss"]) == pytest.approx(float(b["loss"]), rel=1e-4)
+    assert json.loads((chunked / "demos_summary.json").read_text()) == json.loads(
+        (whole / "demos_summary.json").read_text())
+    final = transformers.AutoModelForCausalLM.from_pretrained(chunked)
+    reference = transformers.AutoModelForCausalLM.from_pretrained(whole)
+    for p, q in zip(final.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
+
+
+def test_a_different_config_in_the_same_directory_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
+    out = run_sft(_config(tmp_path / "run", tiny_model_dir))
+    other = _config(out, tiny_model_dir)
+    other.lr = 1e-2
+    with pytest.raises(ValueError, match="other settings"):
+        run_sft(other)
