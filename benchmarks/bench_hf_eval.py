@@ -89,8 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         "model": args.model, "episodes_per_env": args.episodes, "pairs": args.pairs, "extra_args": args.extra,
         "cpu_count": os.cpu_count(), "load_average_before": load_before, "load_average_after": os.getloadavg(),
         "runs": runs,
-        "summary": {b: {key: spread([r[key] for r in runs[b]]) for key in ("seconds", "peak_rss_mib", "turns_per_second")}
-                    for b in backends},
+        "summary": {b: {key: spread([r[key] for r in runs[b]])
+                        for key in ("seconds", "peak_rss_mib", "turns_per_second")} for b in backends},
     }
     if "vllm" in runs:
         # Per pair, so that a burst of load from elsewhere falls on both halves of the ratio.
@@ -117,7 +117,8 @@ def render(report: dict) -> str:
         "|---|---|---|---|",
     ]
     for backend, s in report["summary"].items():
-        lines.append(f"| {backend} | {s['seconds']['median']:.1f} ({s['seconds']['min']:.1f}-{s['seconds']['max']:.1f}) "
+        seconds = s["seconds"]
+        lines.append(f"| {backend} | {seconds['median']:.1f} ({seconds['min']:.1f}-{seconds['max']:.1f}) "
                      f"| {s['turns_per_second']['median']:.1f} | {s['peak_rss_mib']['median']:.0f} "
                      f"({s['peak_rss_mib']['min']:.0f}-{s['peak_rss_mib']['max']:.0f}) |")
     if "hf_over_vllm_seconds" in report:

@@ -29,19 +29,24 @@ _FROZEN_LAKE = "ragen_envs.frozen_lake.env:FrozenLakeEnv"
 _BANDIT = "ragen_envs.bandit.env:BanditEnv"
 
 PRESETS: tuple[Preset, ...] = (
-    Preset("sokoban", "ragen/Sokoban-v0", _SOKOBAN, {}, 100, "6x6 room, 1 box (RAGEN's SimpleSokoban)"),
+    Preset("sokoban", "ragen/Sokoban-v0", _SOKOBAN, {"max_actions_per_episode": 20}, 100,
+           "6x6 room, 1 box (RAGEN's SimpleSokoban)"),
     Preset("simple_sokoban", "ragen/SimpleSokoban-v0", _SOKOBAN,
-           {"height": 6, "width": 6, "num_boxes": 1}, 100, "6x6 room, 1 box"),
+           {"height": 6, "width": 6, "num_boxes": 1, "max_actions_per_episode": 20}, 100, "6x6 room, 1 box"),
     Preset("simple_sokoban_hard", "ragen/SimpleSokobanHard-v0", _SOKOBAN,
-           {"height": 6, "width": 6, "num_boxes": 1, "min_pushes": 3}, 100, "6x6 room, 1 box, 3+ pushes"),
+           {"height": 6, "width": 6, "num_boxes": 1, "min_pushes": 3, "max_actions_per_episode": 20}, 100,
+           "6x6 room, 1 box, 3+ pushes"),
     Preset("larger_sokoban", "ragen/LargerSokoban-v0", _SOKOBAN,
-           {"height": 8, "width": 8, "num_boxes": 2}, 100, "8x8 room, 2 boxes"),
+           {"height": 8, "width": 8, "num_boxes": 2, "max_actions_per_episode": 40}, 100, "8x8 room, 2 boxes"),
     Preset("larger_sokoban_hard", "ragen/LargerSokobanHard-v0", _SOKOBAN,
-           {"height": 8, "width": 8, "num_boxes": 2, "min_pushes": 6}, 100, "8x8 room, 2 boxes, 6+ pushes"),
+           {"height": 8, "width": 8, "num_boxes": 2, "min_pushes": 6, "max_actions_per_episode": 45}, 100,
+           "8x8 room, 2 boxes, 6+ pushes"),
     Preset("boxoban", "ragen/Boxoban-v0", _SOKOBAN,
-           {"height": 10, "width": 10, "num_boxes": 4}, 200, "10x10 room, 4 boxes (Boxoban-sized)"),
+           {"height": 10, "width": 10, "num_boxes": 4, "max_actions_per_episode": 55}, 200,
+           "10x10 room, 4 boxes (Boxoban-sized)"),
     Preset("boxoban_hard", "ragen/BoxobanHard-v0", _SOKOBAN,
-           {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 12}, 200, "10x10, 4 boxes, 12+ pushes"),
+           {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 12, "max_actions_per_episode": 70}, 200,
+           "10x10, 4 boxes, 12+ pushes"),
     Preset("frozenlake", "ragen/FrozenLake-v0", _FROZEN_LAKE, {}, 100, "4x4 slippery lake (RAGEN's)"),
     Preset("frozenlake_8x8", "ragen/FrozenLake8x8-v0", _FROZEN_LAKE,
            {"height": 8, "width": 8}, 200, "8x8 slippery lake"),
@@ -53,6 +58,10 @@ PRESETS: tuple[Preset, ...] = (
     Preset("bandit_reversed", "ragen/BanditReversed-v0", _BANDIT,
            {"name_set": "reversed"}, None, "names whose connotations conflict with the payoffs"),
 )
+
+# Sokoban presets carry ``max_actions_per_episode``, the default action budget of their text episodes:
+# a multiple of 5 at or above the 99th percentile of their levels' optimal move counts (seeds 0..399),
+# so optimal play fits on nearly every level (tests/envs/test_preset_budgets.py holds each to >= 95%).
 
 _BY_NAME = {p.name: p for p in PRESETS}
 _BY_ID = {p.env_id: p for p in PRESETS}

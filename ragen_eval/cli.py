@@ -76,7 +76,7 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("model")
     g.add_argument("--model", default=d.model,
                    help="served model name, a checkpoint path (vllm/hf), random|oracle, or default: the tiny "
-                        "Sokoban model embedded in the package (the default when --model is not given)")
+                        "multi-game model (Sokoban, FrozenLake, Bandit) embedded in the package (the default when --model is not given)")
     g.add_argument("--backend", choices=("builtin", "openai", "vllm", "hf"), default=None,
                    help="default: openai when --base-url or --local-server is given, else builtin for "
                         "random/oracle and hf for default")
@@ -93,9 +93,16 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--server-arg", action="append", default=[], dest="server_args",
                    help="extra argument for the local server, e.g. --server-arg=--latency=0.2")
     g = p.add_argument_group("levels")
-    g.add_argument("--env", default=",".join(DEFAULT_ENVS),
-                   help="comma-separated presets or groups (default, all, sokoban_all, ...); see `ragen-eval ls`")
-    g.add_argument("--episodes", type=int, default=d.episodes, help="episodes (levels) per env")
+    g.add_argument("--env", default=None,
+                   help="comma-separated presets or groups (default, all, sokoban_all, ...; default: "
+                        f"{','.join(DEFAULT_ENVS)}); see `ragen-eval ls`")
+    g.add_argument("--levels", default=None, metavar="FILE_OR_DIR",
+                   help="play the Sokoban levels of a file or directory (Boxoban, XSB/.sok, # @ $ . notation) "
+                        "instead of --env; episode i is level i, files in name order")
+    g.add_argument("--levels-limit", type=int, default=None, metavar="N",
+                   help="read and certify only the first N levels of --levels")
+    g.add_argument("--episodes", type=int, default=None,
+                   help=f"episodes (levels) per env (default {d.episodes}; with --levels: every level of the set)")
     g.add_argument("--split", default=d.split, help="seed split: train, val or test")
     g.add_argument("--seed-start", type=int, default=d.seed_start, help="index of the first seed in the split")
     g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join with `merge`")
@@ -197,13 +204,23 @@ def _check_key_options(args: argparse.Namespace, key_flag: str, key: str | None,
 def config_from_args(args: argparse.Namespace) -> Any:
     """An :class:`EvalConfig` from parsed ``evaluate`` arguments."""
     from ragen_eval.agents.base import SamplingParams
-    from ragen_eval.config import EvalConfig, parse_shard
+    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, parse_shard
 
     _check_key_options(args, "--api-key", args.api_key, "--api-key-env", args.api_key_env)
+    episodes = args.episodes
+    if args.levels is not None:
+        if args.env is not None:
+            raise ValueError("--levels plays its level set instead of --env presets; give one of the two")
+        if episodes is None:
+            from ragen_envs.sokoban.level_files import count_levels
+
+            episodes = count_levels(args.levels, args.levels_limit) - args.seed_start
     return EvalConfig(
         model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
         model_args=_key_values(args.model_args, "--model-args"),
-        envs=args.env, episodes=args.episodes, split=args.split, seed_start=args.seed_start,
+        envs=args.env if args.env is not None else list(DEFAULT_ENVS),
+        episodes=episodes if episodes is not None else EvalConfig.episodes, split=args.split,
+        seed_start=args.seed_start, levels=args.levels, levels_limit=args.levels_limit,
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                                 seed=args.sampling_seed),
         protocol=_key_values(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),

@@ -37,7 +37,11 @@ ENV_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
 BACKENDS: tuple[str, ...] = ("builtin", "openai", "vllm", "hf")
 BUILTIN_MODELS: tuple[str, ...] = ("random", "oracle")
 
-_IDENTITY_EXCLUDED = ("base_urls", "api_key_env", "concurrency", "timeout", "max_retries",
+#: The preset a level set (``--levels``) is played with; the set replaces its generator.
+LEVELS_PRESET = "sokoban"
+# ``levels`` (the path) is left out: the set's content hash, ``levels_sha256``, is what decides results,
+# so shards run from different checkouts still merge and a moved file still resumes.
+_IDENTITY_EXCLUDED = ("levels", "base_urls", "api_key_env", "concurrency", "timeout", "max_retries",
                       "requests_per_second", "local_server", "server_args")
 
 
@@ -66,6 +70,11 @@ def _preset_name(name: str) -> str:
         return get_preset(name).name
     except ValueError as err:
         raise ValueError(f"{err}; groups: {', '.join(ENV_GROUPS)}") from None
+
+
+def levels_env_name(levels: str) -> str:
+    """The env name of a level set in records and tables: ``levels:<file or directory name>``."""
+    return f"levels:{Path(levels).expanduser().resolve().name}"
 
 
 def parse_shard(spec: str | None) -> tuple[int, int] | None:
@@ -132,6 +141,13 @@ class EvalConfig:
     """Overrides of ``ragen_envs.text.ProtocolConfig`` fields, the same for every env."""
     env_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per-preset overrides of the game config (on top of the preset's own)."""
+    levels: str | None = None
+    """A level file or directory (Boxoban, XSB/.sok, standard notation) played instead of ``envs``: one env,
+    ``levels:<name>``, whose seed ``i`` is level ``i`` of the set (files in name order)."""
+    levels_limit: int | None = None
+    """Read and certify only the first N levels of ``levels`` (the budget fits the longest of those)."""
+    levels_sha256: str | None = None
+    """Content hash of ``levels``, filled in from the files when None; a run refuses to resume on another."""
     shard: tuple[int, int] | None = None
     """(i, n): play only every n-th episode starting at i."""
     agent_seed: int = 0
@@ -154,7 +170,15 @@ class EvalConfig:
             self.sampling = SamplingParams(**self.sampling)
         if isinstance(self.shard, list):
             self.shard = (int(self.shard[0]), int(self.shard[1]))
-        self.envs = expand_envs(self.envs)
+        if self.levels is not None:
+            from ragen_envs.sokoban.level_files import level_set_digest
+
+            self.levels = str(Path(self.levels).expanduser().resolve())
+            self.envs = [levels_env_name(self.levels)]  # the level set replaces the presets
+            if self.levels_sha256 is None:
+                self.levels_sha256 = level_set_digest(self.levels)
+        else:
+            self.envs = expand_envs(self.envs)
         self._seeds_memo: dict[tuple[Any, ...], list[int]] = {}
         self.validate()
 
@@ -185,6 +209,12 @@ class EvalConfig:
             raise ValueError(f"--max-tokens must be >= 1, got {self.sampling.max_tokens}")
         if self.shard is not None:
             parse_shard(f"{self.shard[0]}/{self.shard[1]}")
+        if self.levels is None and (self.levels_limit is not None or self.levels_sha256 is not None):
+            raise ValueError("--levels-limit needs --levels")
+        if self.levels_limit is not None and self.levels_limit < 1:
+            raise ValueError(f"--levels-limit must be >= 1, got {self.levels_limit}")
+        if self.levels is not None and self.env_configs:
+            raise ValueError("--env-config does not apply to --levels (a level set fixes the levels)")
         unknown = set(self.env_configs) - set(self.envs)
         if unknown:
             raise ValueError(f"env_configs given for envs not in the run: {sorted(unknown)}")
@@ -221,6 +251,47 @@ class EvalConfig:
                              "reads a path, or a hub id of the form ORG/NAME)")
         for env in self.envs:
             self.seeds(env)  # a split too small for --episodes fails here, naming the env
+        if self.levels is not None:
+            self._check_level_set()
+
+    def _check_level_set(self) -> None:
+        """Read and certify the level set (malformed or unsolvable levels fail here, naming file and level),
+        and check that it holds the levels asked for."""
+        from ragen_envs.text import make_env
+
+        preset, overrides = self.game_of(self.envs[0])
+        try:
+            env = make_env(preset, overrides)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"--levels {self.levels}: {err}") from None
+        size = len(env.unwrapped.level_set)
+        env.close()
+        if self.seed_start + self.episodes > size:
+            raise ValueError(f"--levels {self.levels}: levels {self.seed_start}..{self.seed_start + self.episodes - 1} "
+                             f"were asked for, but the set holds {size} (0..{size - 1})"
+                             + (f" after --levels-limit {self.levels_limit}" if self.levels_limit else "")
+                             + "; lower --episodes or --seed-start")
+
+    def levels_summary(self) -> dict[str, Any]:
+        """What ``config.json`` states about the level set: path, hash, size, longest optimum and budget."""
+        from ragen_envs.text import make_env
+
+        preset, overrides = self.game_of(self.envs[0])
+        game = make_env(preset, overrides).unwrapped
+        level_set = game.level_set
+        return {"path": self.levels, "sha256": self.levels_sha256, "levels": len(level_set),
+                "files": len({e.file for e in level_set.entries}), "longest_optimum": level_set.longest_optimum,
+                "budget": dict(game.text_defaults)}
+
+    def game_of(self, env: str) -> tuple[str, dict[str, Any]]:
+        """The preset and game-config overrides that play ``env`` (a level set: Sokoban on its levels)."""
+        if self.levels is not None and env == self.envs[0]:
+            # No preset budget: the set's own (its longest certified optimum, at least 10 actions) applies.
+            overrides: dict[str, Any] = {"levels": self.levels, "max_actions_per_episode": None}
+            if self.levels_limit is not None:
+                overrides["levels_limit"] = self.levels_limit
+            return LEVELS_PRESET, overrides
+        return env, dict(self.env_configs.get(env, {}))
 
     def resolved_backend(self) -> str:
         """The backend this run uses once defaults are applied."""
@@ -239,6 +310,8 @@ class EvalConfig:
         """The seeds this run plays in ``env`` (before sharding): the first ``episodes`` seeds of the split
         from index ``seed_start`` whose levels belong to the split (``ragen_envs.split_seeds``), so they
         differ between envs."""
+        if self.levels is not None:
+            return list(range(self.seed_start, self.seed_start + self.episodes))  # level i of the set
         overrides = self.env_configs.get(env, {})
         key = (env, self.split, self.episodes, self.seed_start, repr(sorted(overrides.items())))
         # work_items() is asked for by every resume check and record listing, and finding a split's
@@ -258,7 +331,8 @@ class EvalConfig:
 
     def run_name(self) -> str:
         """Default run directory name: ``<model>__<backend>__<split>`` (plus ``__shard-i-of-n``)."""
-        name = f"{model_slug(self.model)}__{self.resolved_backend()}__{self.split}"
+        where = self.split if self.levels is None else model_slug(self.envs[0].replace(":", "-"))
+        name = f"{model_slug(self.model)}__{self.resolved_backend()}__{where}"
         if self.shard is not None:
             name += f"__shard-{self.shard[0]}-of-{self.shard[1]}"
         return name

@@ -38,7 +38,8 @@ class Leaderboard:
 def _level_set(config: EvalConfig) -> dict[str, Any]:
     """What decides which levels a run plays and how: runs with equal level sets are paired."""
     return {"split": config.split, "seed_start": config.seed_start, "protocol": config.protocol,
-            "env_configs": config.env_configs}
+            "env_configs": config.env_configs, "levels_sha256": config.levels_sha256,
+            "levels_limit": config.levels_limit}
 
 
 def _level_key(config: EvalConfig) -> str:
@@ -62,7 +63,8 @@ def ensure_baselines(configs: list[EvalConfig], baselines_dir: Path, progress: b
                 continue
             base = members[0]
             config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
-                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs)
+                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs,
+                                levels=base.levels, levels_limit=base.levels_limit)
             path = baselines_dir / f"{config.run_name()}__{key}"
             evaluate(config, path, progress=progress)
             made.append(path)

@@ -176,6 +176,8 @@ class RunDir:
         config_path = self.path / CONFIG_FILE
         digest = checkpoint_digest(self.config.model)
         current = {"eval_config": self.config.to_dict(), "model_digest": digest, "versions": package_versions()}
+        if self.config.levels is not None:
+            current["levels"] = self.config.levels_summary()
         # The shard is left out so that merged shards keep agreeing with the merged run's stamp; the JSON
         # round trip makes the stamp compare equal to its copies read back from episodes.jsonl.
         stamp = {**{k: v for k, v in self.config.identity().items() if k != "shard"}, "model_digest": digest}
@@ -189,6 +191,8 @@ class RunDir:
             if stored.get("model_digest") != digest:
                 differences.append(f"model_digest: {stored.get('model_digest')} -> {digest} "
                                    "(the checkpoint's files changed)")
+            if any(d.startswith("levels_sha256:") for d in differences):
+                differences.append("(the level files changed since the run started; a run plays one fixed set)")
             if differences:
                 raise ConfigMismatchError(
                     f"run directory {self.path} was started with a different configuration:\n  "

@@ -69,8 +69,9 @@ async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) ->
 
     try:
         # Level generation (e.g. the Sokoban solver) can take a while; keep the event loop free.
-        episode = await asyncio.to_thread(TextEpisode, env, seed, config=config.protocol or None,
-                                          env_config=config.env_configs.get(env))
+        game, env_config = config.game_of(env)
+        episode = await asyncio.to_thread(TextEpisode, game, seed, config=config.protocol or None,
+                                          env_config=env_config or None)
     except Exception as err:  # a broken level must not end a multi-hour run; it is recorded instead
         return _failed_start(env, seed, f"could not start the episode: {_describe(err)}")
     usages: list[dict[str, Any]] = []
@@ -93,6 +94,9 @@ async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) ->
                      reasoning=completion.reasoning_text)
         usages.append(_usage(completion))
     record = episode.record()
+    if game != env:  # a level set: keyed by its own name, and each record says which file and level it played
+        record["env"] = env
+        record["level_source"] = getattr(episode.game, "level_source", None)
     for turn, usage in zip(record["turns"], usages):
         turn["completion"] = usage
     record["error"] = error

@@ -31,11 +31,15 @@ class SokobanConfig:
     box_on_target_reward: float = 1.0  # a push that puts a box on a target
     box_off_target_reward: float = -1.0  # a push that takes a box off a target
     success_reward: float = 10.0  # the step that places the last box
+    max_actions_per_episode: int | None = None  # default text-protocol action budget (see text_budget); None:
+    # RAGEN's 10 for generated levels, or the longest certified optimum of a level set
+    levels: str | None = None  # a level file or directory to play instead of generating (see level_files)
+    levels_limit: int | None = None  # read and certify only the first N levels of ``levels``
 
     def __post_init__(self) -> None:
         for name in ("height", "width", "num_boxes", "min_pushes", "max_attempts", "search_budget"):
             _check_int(name, getattr(self, name))
-        for name in ("max_pushes", "walk_steps"):
+        for name in ("max_pushes", "walk_steps", "max_actions_per_episode", "levels_limit"):
             if getattr(self, name) is not None:
                 _check_int(name, getattr(self, name))
         if self.height < 3 or self.width < 3:
@@ -61,6 +65,13 @@ class SokobanConfig:
             )
         if self.max_attempts < 1 or self.search_budget < 1:
             raise ValueError("SokobanConfig.max_attempts and search_budget must be at least 1")
+        for name in ("max_actions_per_episode", "levels_limit"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"SokobanConfig.{name} must be at least 1 or None, got {getattr(self, name)}")
+        if self.levels is not None and (not isinstance(self.levels, str) or not self.levels.strip()):
+            raise TypeError(f"SokobanConfig.levels must be a path (str) or None, got {self.levels!r}")
+        if self.levels_limit is not None and self.levels is None:
+            raise ValueError("SokobanConfig.levels_limit limits a level set; give levels= too")
         if self.walk_steps is not None and self.walk_steps < 1:
             raise ValueError(f"SokobanConfig.walk_steps must be at least 1, got {self.walk_steps}")
         if self.start_selection not in ("hardest", "spread"):
@@ -93,6 +104,17 @@ class SokobanConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form of every field."""
         return asdict(self)
+
+
+def text_budget(max_actions_per_episode: int) -> dict[str, int]:
+    """Text-protocol budgets under which a solution of ``max_actions_per_episode`` moves fits.
+
+    RAGEN's 5 actions per turn stay; turns grow to fit the actions (never below RAGEN's 5), so
+    turns x actions per turn >= actions per episode.
+    """
+    per_turn = 5
+    turns = max(5, -(-max_actions_per_episode // per_turn))
+    return {"max_turns": turns, "max_actions_per_turn": per_turn, "max_actions_per_episode": max_actions_per_episode}
 
 
 def _check_int(name: str, value: Any) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
@@ -11,9 +13,10 @@ import numpy as np
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
 from ragen_envs.sokoban import text_view
-from ragen_envs.sokoban.config import SokobanConfig
+from ragen_envs.sokoban.config import SokobanConfig, text_budget
 from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
 from ragen_envs.sokoban.generate import generate
+from ragen_envs.sokoban.level_files import LevelSet, load_level_set
 from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, action_offsets, cells_of
 from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.text_view import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
@@ -43,7 +46,9 @@ class SokobanEnv(gym.Env):
     ## Description
     Classic Sokoban as in gym-sokoban and RAGEN. Each reset draws a new level from
     :func:`ragen_envs.sokoban.generate`, which is certified solvable: ``info["certificate"]`` holds a
-    fewest-moves solution (fewest pushes among those).
+    fewest-moves solution (fewest pushes among those). With ``levels=`` (a Boxoban, XSB/``.sok`` or
+    standard-notation file, or a directory of them; :mod:`ragen_envs.sokoban.level_files`) the levels
+    come from that set instead, each solved on load so it carries a certificate too.
 
     ## Action Space
     ``Discrete(4)``: 0 Up, 1 Down, 2 Left, 3 Right. Moving into a box pushes it if the cell behind it
@@ -55,7 +60,9 @@ class SokobanEnv(gym.Env):
     4 box, 5 player, 6 player on target.
 
     ## Starting State
-    The generated level (or ``options={"level": SokobanLevel | text}`` for a given one).
+    The generated level (or ``options={"level": SokobanLevel | text}`` for a given one). With a level
+    set: level ``i`` of the set for ``reset(seed=i)`` or ``options={"index": i}``, a level drawn from
+    ``np_random`` for ``reset()``.
 
     ## Rewards
     ``step_reward`` (-0.1) every step, ``box_on_target_reward`` (+1) when a push places a box,
@@ -71,26 +78,39 @@ class SokobanEnv(gym.Env):
     ``action_is_effective`` (the player moved), ``boxes_on_target``, ``deadlock`` (a box stands on a
     dead square or is frozen off target: the level can no longer be won). At reset also
     ``level_seed`` (None for a given level) and ``certificate`` (``solution`` names, ``actions`` ids,
-    ``moves``, ``pushes``; None for a given level without one).
+    ``moves``, ``pushes``; None for a given level without one). With a level set also ``level_index``
+    and ``level_source`` (``file``, ``number`` in the file, ``line``).
 
     ## Arguments
     ``render_mode`` ("ansi", "rgb_array", "human"), ``config`` (a :class:`SokobanConfig` or a dict
-    of its fields), ``symbols`` (kind -> text overrides of RAGEN's vocabulary for text output).
+    of its fields), ``symbols`` (kind -> text overrides of RAGEN's vocabulary for text output),
+    ``levels`` (a level file or directory; the same as ``config={"levels": ...}``). With a level set
+    the grid is the size of its largest level, whatever the config's ``height`` and ``width``.
 
     ## Version History
-    v0: first version.
+    v0: first version. Default text budgets: ``config.max_actions_per_episode`` (the presets set one
+    that fits their levels); for a level set at least its longest certified optimum.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     action_names: tuple[str, ...] = ACTION_NAMES
-    text_defaults: Mapping[str, Any] = {}
 
     def __init__(self, render_mode: str | None = None, config: SokobanConfig | Mapping[str, Any] | None = None,
-                 symbols: Mapping[str, str] | None = None) -> None:
+                 symbols: Mapping[str, str] | None = None, levels: str | os.PathLike[str] | None = None) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
         self.render_mode = render_mode
-        self.config = SokobanConfig.coerce(config)
+        config = SokobanConfig.coerce(config)
+        if levels is not None:
+            config = replace(config, levels=os.fspath(levels))
+        #: The levels this env plays instead of generating (None: generated levels).
+        self.level_set: LevelSet | None = None
+        if config.levels is not None:
+            self.level_set = load_level_set(config.levels, config.levels_limit)
+            config = replace(config, height=self.level_set.height, width=self.level_set.width)
+        self.config = config
+        #: Where the current level came from, for a level set: ``file``, ``number`` (in the file), ``line``.
+        self.level_source: dict[str, Any] | None = None
         self.symbols = dict(symbols) if symbols is not None else None
         self._table = text_view.symbol_table(self.symbols)
         h, w = self.config.height, self.config.width
@@ -103,13 +123,37 @@ class SokobanEnv(gym.Env):
 
     # -- Gymnasium API -------------------------------------------------------------------------
 
+    @property
+    def text_defaults(self) -> Mapping[str, Any]:
+        """Text-protocol budgets that fit this env's levels (:func:`~ragen_envs.sokoban.config.text_budget`)."""
+        budget = self.config.max_actions_per_episode
+        if self.level_set is not None:
+            # The set's longest optimum, so optimal play wins every level; never below RAGEN's 10 actions.
+            budget = max(budget or 10, self.level_set.longest_optimum)
+        return {} if budget is None else text_budget(budget)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[np.ndarray, dict]:
-        """Start a new level: a generated one, or ``options["level"]`` (a SokobanLevel or its text)."""
-        super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
+        """Start a new level: a generated one, level ``seed`` (or ``options["index"]``) of the level set,
+        or ``options["level"]`` (a SokobanLevel or its text)."""
+        seed = as_optional_seed(seed)  # np.int64 seeds too
+        super().reset(seed=seed)
         options = dict(options or {})
         level = options.pop("level", None)
+        index = options.pop("index", None)
         if options:
-            raise ValueError(f"unknown reset option(s) {sorted(options)}; SokobanEnv accepts only 'level'")
+            raise ValueError(f"unknown reset option(s) {sorted(options)}; SokobanEnv accepts 'level' and 'index'")
+        self.level_source = None
+        extra: dict[str, Any] = {}
+        if index is not None and (self.level_set is None or level is not None):
+            raise ValueError("options['index'] picks a level of the env's level set; make the env with levels=... "
+                             "and do not pass options['level'] too")
+        if level is None and self.level_set is not None:
+            if index is None:
+                index = seed if seed is not None else int(self.np_random.integers(0, len(self.level_set)))
+            entry = self.level_set.entry(index if isinstance(index, bool) else as_optional_seed(index))
+            level = entry.level
+            self.level_source = {"file": entry.file, "number": entry.number, "line": entry.line}
+            extra = {"level_index": index, "level_source": dict(self.level_source)}
         if level is None:
             level_seed: int | None = int(self.np_random.integers(0, 2**32))
             level = generate(self.config, level_seed)
@@ -123,6 +167,7 @@ class SokobanEnv(gym.Env):
         info = self._info(False)
         info["level_seed"] = level_seed
         info["certificate"] = level.certificate.to_dict() if level.certificate is not None else None
+        info.update(extra)
         if self.render_mode == "human":
             self.render()
         return self._grid.copy(), info

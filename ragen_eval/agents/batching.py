@@ -4,7 +4,8 @@ The runner calls ``agent.act`` once per live episode, all at once. An in-process
 on one batch of N prompts than on N single prompts, so :class:`TurnBatcher` queues the calls that
 arrive together and hands them to a blocking ``run_batch`` function on a worker thread, one batch at
 a time. Calls that arrive while a batch is running form the next batch; in lockstep evaluation that
-means one model call per turn. :class:`BatchedAgent` is the ``act`` the hf and vllm backends share.
+means one model call per turn. :class:`BatchedAgent` is the ``act`` of the vllm backend (the hf backend
+batches continuously instead, see :mod:`ragen_eval.agents.kv_batching`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ class TurnBatcher:
 
 
 class BatchedAgent(ABC):
-    """Base of the in-process backends (``hf``, ``vllm``): concurrent ``act`` calls answered in batches.
+    """Base of an in-process backend (``vllm``): concurrent ``act`` calls answered in batches.
 
     A subclass loads its model, calls ``super().__init__(max_batch_size)`` and implements
     :meth:`_run_batch`; the ``Agent`` protocol's ``act`` is inherited.

@@ -21,7 +21,7 @@ def test_the_checkpoint_is_found_inside_the_installed_package():
         assert (path / name).is_file(), name
     assert resolve_model_path("default") == str(path)
     assert resolve_model_path("some/other/dir") == "some/other/dir"
-    assert default_model_provenance()["game"] == "simple_sokoban"
+    assert default_model_provenance()["games"] == ["simple_sokoban", "frozenlake", "bandit"]
 
 
 def test_default_is_what_evaluate_plays_when_no_model_is_given():

@@ -1,0 +1,227 @@
+"""Level sets: Sokoban levels read from Boxoban, XSB/.sok and standard-notation files, each certified on load,
+with a certificate cache keyed by the file's hash, and the export that writes such files.
+
+Every file here is written by the test from levels our generator makes (no one else's data)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+
+import ragen_envs
+from ragen_envs.sokoban import SokobanConfig, format_boxoban, format_level, generate
+from ragen_envs.sokoban import level_files
+from ragen_envs.sokoban.__main__ import main as sokoban_main
+from ragen_envs.sokoban.level_files import (LevelFileError, certificates_path, count_levels, load_level_set,
+                                            user_cache_path)
+from ragen_envs.text import TextEpisode
+from ragen_envs.text.oracle import oracle_responses
+
+REPO = Path(__file__).resolve().parents[2]
+BOXOBAN = SokobanConfig(height=10, width=10, num_boxes=4)
+SMALL = SokobanConfig(height=7, width=7, num_boxes=2)
+
+
+@pytest.fixture(autouse=True)
+def _fresh(monkeypatch, tmp_path):
+    """Each test loads sets from disk (no sets kept from another test) and caches under its own tmp dir."""
+    monkeypatch.setattr(level_files, "_loaded", {})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user_cache"))
+
+
+def _levels(config: SokobanConfig, n: int, first_seed: int = 0):
+    return [generate(config, seed) for seed in range(first_seed, first_seed + n)]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _no_solver(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the solver ran although the certificates were cached")
+
+    monkeypatch.setattr(level_files, "solve", refuse)
+
+
+def test_a_boxoban_file_plays_its_levels_with_certificates_found_by_an_independent_search(tmp_path):
+    levels = _levels(BOXOBAN, 4)
+    path = _write(tmp_path / "000.txt", format_boxoban(levels))
+    env = ragen_envs.make("boxoban", levels=str(path))
+    for i, level in enumerate(levels):
+        _, info = env.reset(seed=i)
+        assert env.unwrapped.level.level_key() == level.level_key()
+        # The generator's reverse search and the load-time A* solver agree on the optimum.
+        assert info["certificate"]["moves"] == level.certificate.moves
+        assert info["level_index"] == i and info["level_source"] == {"file": "000.txt", "number": i,
+                                                                     "line": 2 + 12 * i}
+        for action in info["certificate"]["actions"]:
+            _, _, terminated, _, _ = env.step(action)
+        assert terminated
+
+
+def test_index_option_gymnasium_id_and_random_draws(tmp_path):
+    levels = _levels(SMALL, 3)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    env = gym.make("ragen/Sokoban-v0", levels=str(path)).unwrapped
+    assert env.observation_space.shape == (7, 7)
+    _, by_option = env.reset(options={"index": 2})
+    _, by_seed = env.reset(seed=2)
+    assert by_option["certificate"] == by_seed["certificate"]
+    drawn = {env.reset()[1]["level_index"] for _ in range(40)}
+    assert drawn == {0, 1, 2}
+    with pytest.raises(ValueError, match=r"level index 3 is outside the level set .*set.txt \(3 levels"):
+        env.reset(seed=3)
+    with pytest.raises(ValueError, match="options\\['index'\\] picks a level of the env's level set"):
+        ragen_envs.make("sokoban").reset(options={"index": 0})
+
+
+def test_xsb_and_sok_collections_with_titles_and_comments_and_a_directory(tmp_path):
+    levels = _levels(SMALL, 4)
+    xsb = "Title: a test collection\nAuthor: the test\n\n" + "".join(
+        f"; Level {i + 1}\n{format_level(level)}\nTitle: level {i + 1}\n\n" for i, level in enumerate(levels[:2]))
+    sok = "\n\n".join(format_level(level) for level in levels[2:]) + "\n"
+    _write(tmp_path / "dir" / "a.xsb", xsb)
+    _write(tmp_path / "dir" / "b.sok", sok)
+    _write(tmp_path / "dir" / "notes.md", "not a level file\n")
+    level_set = load_level_set(tmp_path / "dir")
+    assert [e.level.level_key() for e in level_set.entries] == [lv.level_key() for lv in levels]
+    assert [(e.file, e.number) for e in level_set.entries] == [("a.xsb", 0), ("a.xsb", 1), ("b.sok", 0), ("b.sok", 1)]
+    assert count_levels(tmp_path / "dir") == 4 and count_levels(tmp_path / "dir", limit=3) == 3
+    assert len(load_level_set(tmp_path / "dir", limit=3)) == 3
+
+
+def test_the_budget_fits_the_longest_optimum_of_the_set(tmp_path):
+    levels = _levels(BOXOBAN, 6)
+    longest = max(level.certificate.moves for level in levels)
+    path = _write(tmp_path / "000.txt", format_boxoban(levels))
+    for preset in ("sokoban", "boxoban"):  # the preset's own budget never cuts a level set short
+        episode = TextEpisode(preset, 0, env_config={"levels": str(path)})
+        assert episode.config.max_actions_per_episode >= longest
+    for i, level in enumerate(levels):
+        episode = TextEpisode("sokoban", i, env_config={"levels": str(path), "max_actions_per_episode": None})
+        assert episode.config.max_actions_per_episode == max(10, longest)
+        for reply in oracle_responses(episode.certificate["actions"], episode.config, episode.game.action_names):
+            episode.step(reply)
+        assert episode.success
+
+
+@pytest.mark.parametrize("text, message", [
+    ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#@$x#\n#####\n", r"bad.txt: level 1 \(line 7\): unexpected character 'x'"),
+    ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#$@.#\n#####\n", r"bad.txt: level 1 \(line 7\) has no solution"),
+    ("; 0\n######\n#@$$.#\n######\n", r"bad.txt: level 0 \(line 2\): the level has 2 boxes but 1 targets"),
+    ("just words\n", r"bad.txt: no levels found"),
+])
+def test_a_bad_level_is_refused_naming_the_file_and_the_level(tmp_path, text, message):
+    path = _write(tmp_path / "bad.txt", text)
+    with pytest.raises(LevelFileError, match=message):
+        ragen_envs.make("sokoban", levels=str(path))
+    assert not certificates_path(path).exists()
+
+
+def test_a_missing_set_is_named(tmp_path):
+    with pytest.raises(LevelFileError, match="no such file or directory"):
+        ragen_envs.make("sokoban", levels=str(tmp_path / "nope.txt"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(LevelFileError, match="holds no level files"):
+        ragen_envs.make("sokoban", levels=str(tmp_path / "empty"))
+
+
+def test_certificates_are_cached_next_to_the_file_keyed_by_its_hash(tmp_path, monkeypatch):
+    levels = _levels(SMALL, 3)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    first = load_level_set(path)
+    cache = json.loads(certificates_path(path).read_text())
+    assert cache["file_sha256"] == first.sha256 and sorted(cache["levels"]) == ["0", "1", "2"]
+    monkeypatch.setattr(level_files, "_loaded", {})
+    with monkeypatch.context() as m:
+        _no_solver(m)
+        assert load_level_set(path).entries == first.entries
+    # Another file content: the old cache is for another hash, so the levels are solved again.
+    _write(path, format_boxoban(levels[:2]))
+    monkeypatch.setattr(level_files, "_loaded", {})
+    with monkeypatch.context() as m:
+        _no_solver(m)
+        with pytest.raises(AssertionError, match="the solver ran"):
+            load_level_set(path)
+    assert len(load_level_set(path)) == 2
+    assert json.loads(certificates_path(path).read_text())["file_sha256"] != first.sha256
+
+
+def test_a_cached_certificate_that_does_not_solve_its_level_is_not_trusted(tmp_path, monkeypatch):
+    levels = _levels(SMALL, 2)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    good = load_level_set(path)
+    cache = json.loads(certificates_path(path).read_text())
+    cache["levels"]["1"]["actions"] = cache["levels"]["1"]["actions"][:-1]  # one move short: not a solution
+    certificates_path(path).write_text(json.dumps(cache))
+    monkeypatch.setattr(level_files, "_loaded", {})
+    assert load_level_set(path).entries[1].level.certificate == good.entries[1].level.certificate
+
+
+def test_where_the_file_s_folder_cannot_take_the_cache_the_user_cache_does(tmp_path, monkeypatch):
+    levels = _levels(SMALL, 2)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    certificates_path(path).mkdir()  # something that is not a file already holds the name
+    level_set = load_level_set(path)
+    assert not list(tmp_path.glob("set.txt.certificates.json*.tmp"))
+    assert user_cache_path(level_set.sha256).is_file()
+    monkeypatch.setattr(level_files, "_loaded", {})
+    with monkeypatch.context() as m:
+        _no_solver(m)
+        assert load_level_set(path).entries == level_set.entries
+    # Neither place writable: no cache, and the set still loads.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would go")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    monkeypatch.setattr(level_files, "_loaded", {})
+    assert load_level_set(path).entries == level_set.entries
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_left_untouched(tmp_path):
+    levels = _levels(SMALL, 2)
+    folder = tmp_path / "ro"
+    path = _write(folder / "set.txt", format_boxoban(levels))
+    folder.chmod(0o555)
+    try:
+        level_set = load_level_set(path)
+        assert sorted(p.name for p in folder.iterdir()) == ["set.txt"]
+        assert user_cache_path(level_set.sha256).is_file()
+    finally:
+        folder.chmod(0o755)
+
+
+def test_export_writes_boxoban_files_whose_certificates_load_without_solving(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "export" / "simple.txt"
+    assert sokoban_main(["export", "--preset", "simple_sokoban", "--n", "5", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert text.startswith("; 0\n") and text.count("\n; ") == 4
+    about = json.loads(certificates_path(out).read_text())
+    assert about["preset"] == "simple_sokoban" and about["split"] == "test"
+    assert about["seeds"] == ragen_envs.split_seeds("test", 5, env="simple_sokoban")
+    _no_solver(monkeypatch)
+    env = ragen_envs.make("sokoban", levels=str(out)).unwrapped
+    preset_env = ragen_envs.make("simple_sokoban").unwrapped
+    for i, seed in enumerate(about["seeds"]):
+        _, info = env.reset(seed=i)
+        _, generated = preset_env.reset(seed=seed)
+        assert env.level.level_key() == preset_env.level.level_key()
+        assert info["certificate"] == generated["certificate"]
+
+
+def test_export_refuses_bad_input_and_runs_as_a_module(tmp_path, capsys):
+    assert sokoban_main(["export", "--preset", "frozenlake", "--n", "2", "--out", str(tmp_path / "f.txt")]) == 2
+    assert "not a Sokoban preset" in capsys.readouterr().err and not (tmp_path / "f.txt").exists()
+    done = subprocess.run([sys.executable, "-m", "ragen_envs.sokoban", "export", "--preset", "sokoban", "--n", "2",
+                           "--out", str(tmp_path / "s.txt")], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert count_levels(tmp_path / "s.txt") == 2 and certificates_path(tmp_path / "s.txt").is_file()

@@ -1,0 +1,134 @@
+"""``ragen-eval --levels FILE_OR_DIR``: the oracle wins every level of a Boxoban-format file; resume, shards,
+merge and compare work on level sets as on seeds; a changed file and bad sets are refused up front.
+
+The Boxoban-format files are written here from levels our own generator makes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
+from ragen_envs.sokoban import level_files
+from ragen_eval.cli import EXIT_BAD_INPUT, EXIT_OK, main
+from ragen_eval.run_dir import read_episodes
+
+LEVELS = 12
+RUN = "oracle__builtin__levels-000.txt"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user_cache"))
+
+
+@pytest.fixture(scope="module")
+def boxoban_levels():
+    return [generate(SokobanConfig(height=10, width=10, num_boxes=4), seed) for seed in range(LEVELS)]
+
+
+@pytest.fixture
+def level_file(tmp_path, boxoban_levels) -> Path:
+    path = tmp_path / "levels" / "000.txt"
+    path.parent.mkdir()
+    path.write_text(format_boxoban(boxoban_levels))
+    return path
+
+
+def _eval(out: Path, levels: Path, *extra: str, model: str = "oracle") -> int:
+    return main(["--model", model, "--levels", str(levels), "--out", str(out), "--no-progress", *extra])
+
+
+def _error(capsys) -> str:
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragen-eval evaluate: error: "), lines
+    return lines[0]
+
+
+def test_the_oracle_wins_every_level_of_a_boxoban_file(tmp_path, level_file, boxoban_levels, capsys):
+    assert _eval(tmp_path / "runs", level_file) == EXIT_OK
+    run = tmp_path / "runs" / RUN
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["episodes_done"] == LEVELS and summary["overall"]["success_rate"] == 1.0
+    config = json.loads((run / "config.json").read_text())
+    longest = max(level.certificate.moves for level in boxoban_levels)
+    assert config["eval_config"]["levels_sha256"] == level_files.level_set_digest(level_file)
+    assert config["levels"]["longest_optimum"] == longest and config["levels"]["levels"] == LEVELS
+    budget = config["levels"]["budget"]
+    assert budget["max_actions_per_episode"] >= longest
+    assert budget["max_turns"] * budget["max_actions_per_turn"] >= budget["max_actions_per_episode"]
+    records = read_episodes(run / "episodes.jsonl")
+    assert sorted((r["env"], r["seed"]) for r in records) == [("levels:000.txt", i) for i in range(LEVELS)]
+    by_seed = {r["seed"]: r for r in records}
+    assert by_seed[5]["level_source"] == {"file": "000.txt", "number": 5, "line": 2 + 12 * 5}
+    assert by_seed[5]["certificate"]["moves"] == boxoban_levels[5].certificate.moves
+
+
+def test_resume_does_no_work_and_a_changed_file_is_refused(tmp_path, level_file, boxoban_levels, capsys):
+    assert _eval(tmp_path / "runs", level_file, "--episodes", "4") == EXIT_OK
+    capsys.readouterr()
+    assert _eval(tmp_path / "runs", level_file, "--episodes", "4") == EXIT_OK
+    assert "this invocation" not in capsys.readouterr().err
+    episodes = tmp_path / "runs" / RUN / "episodes.jsonl"
+    before = episodes.read_bytes()
+    level_file.write_text(format_boxoban(boxoban_levels[::-1]))  # same levels, another order: another set
+    assert _eval(tmp_path / "runs", level_file, "--episodes", "4") == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "levels_sha256:" in err and "the level files changed since the run started" in err
+    assert episodes.read_bytes() == before
+
+
+def test_shards_merge_to_the_unsharded_run_and_compare_pairs_levels(tmp_path, level_file, capsys):
+    assert _eval(tmp_path / "full", level_file) == EXIT_OK
+    for i in range(3):
+        assert _eval(tmp_path / "shards", level_file, "--shard", f"{i}/3") == EXIT_OK
+    shards = [str(tmp_path / "shards" / f"{RUN}__shard-{i}-of-3") for i in range(3)]
+    assert main(["merge", *shards, "--out", str(tmp_path / "merged")]) == EXIT_OK
+    merged = json.loads((tmp_path / "merged" / "summary.json").read_text())
+    assert merged == json.loads((tmp_path / "full" / RUN / "summary.json").read_text())
+    assert _eval(tmp_path / "full", level_file, model="random") == EXIT_OK
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "full" / RUN), str(tmp_path / "full" / "random__builtin__levels-000.txt"),
+                 "--json"]) == EXIT_OK
+    result = json.loads(capsys.readouterr().out)
+    assert result["levels:000.txt"]["pairs"] == LEVELS
+    assert result["overall"]["success_a"] == 1.0 > result["overall"]["success_b"]
+
+
+def test_a_directory_and_a_limit(tmp_path, boxoban_levels, capsys):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "000.txt").write_text(format_boxoban(boxoban_levels[:3]))
+    (folder / "001.txt").write_text(format_boxoban(boxoban_levels[3:6]))
+    assert _eval(tmp_path / "runs", folder, "--levels-limit", "5") == EXIT_OK
+    records = read_episodes(tmp_path / "runs" / "oracle__builtin__levels-set" / "episodes.jsonl")
+    sources = sorted((r["seed"], r["level_source"]["file"], r["level_source"]["number"]) for r in records)
+    assert sources == [(0, "000.txt", 0), (1, "000.txt", 1), (2, "000.txt", 2), (3, "001.txt", 0),
+                       (4, "001.txt", 1)]
+    assert all(r["success"] for r in records)
+
+
+@pytest.mark.parametrize("text, extra, message", [
+    ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#$@.#\n#####\n", (), "bad.txt: level 1 (line 7) has no solution"),
+    ("; 0\n#####\n#@$?#\n#####\n", (), "bad.txt: level 0 (line 2): unexpected character '?'"),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--episodes", "3"), "levels 0..2 were asked for, but the set holds 1"),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--env", "sokoban"), "--levels plays its level set instead of --env presets"),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--env-config", "sokoban:num_boxes=2"), "--env-config does not apply to --levels"),
+])
+def test_bad_level_sets_are_refused_before_the_run_directory(tmp_path, capsys, text, extra, message):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    assert _eval(tmp_path / "runs", path, *extra) == EXIT_BAD_INPUT
+    assert message in _error(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_missing_level_file_and_a_limit_without_levels(tmp_path, capsys):
+    assert _eval(tmp_path / "runs", tmp_path / "nope.txt") == EXIT_BAD_INPUT
+    assert "no such file or directory" in _error(capsys)
+    assert main(["--model", "oracle", "--env", "sokoban", "--levels-limit", "3", "--out", str(tmp_path / "runs"),
+                 "--no-progress"]) == EXIT_BAD_INPUT
+    assert "--levels-limit needs --levels" in _error(capsys)
+    assert not (tmp_path / "runs").exists()

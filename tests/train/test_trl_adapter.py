@@ -1,0 +1,128 @@
+"""TRL's GRPOTrainer trains on Bandit through :class:`ragen_train.trl_env.GameRollout`, on the CPU.
+
+The policy is the embedded default checkpoint (0.4M parameters, plays the text protocol), sampled hot
+enough that a group's replies differ, so GRPO has advantages to learn from. The rewards TRL scores are
+checked against a fresh in-process replay of every episode.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import SimpleNamespace
+
+import pytest
+
+trl = pytest.importorskip("trl")
+torch = pytest.importorskip("torch")
+datasets = pytest.importorskip("datasets")
+
+from ragen_envs import split_seeds  # noqa: E402
+from ragen_envs.text import TextEpisode, replay  # noqa: E402
+from ragen_eval.embedded_model import default_model_path  # noqa: E402
+from ragen_train.trl_env import SEED_KEY, GameRollout, episode_reward  # noqa: E402
+
+pytestmark = [pytest.mark.train, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def policy():
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = default_model_path()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    tokenizer.padding_side = "left"
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32), tokenizer
+
+
+def test_two_grpo_steps_on_bandit_score_our_rewards_and_change_every_parameter(policy, tmp_path, monkeypatch):
+    monkeypatch.setenv("TRL_EXPERIMENTAL_SILENCE", "1")
+    model, tokenizer = copy.deepcopy(policy[0]), policy[1]
+    game = GameRollout("bandit")
+    seeds = split_seeds("train", 4, env="bandit")
+    dataset = datasets.Dataset.from_list(game.prompts(seeds))
+    scored = []
+
+    def recording_reward(completions, ragen_reward, ragen_record, **kwargs):
+        scored.extend(zip(ragen_reward, ragen_record, strict=True))
+        return episode_reward(completions, ragen_reward)
+
+    config = trl.GRPOConfig(
+        output_dir=str(tmp_path), max_steps=2, per_device_train_batch_size=8, num_generations=4,
+        max_completion_length=32, temperature=1.5, learning_rate=1e-2, beta=0.0, logging_steps=1,
+        save_strategy="no", report_to="none", use_cpu=True, seed=0, dataloader_num_workers=0,
+    )
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=recording_reward, args=config, train_dataset=dataset,
+                              processing_class=tokenizer, rollout_func=game)
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
+    trainer.train()
+
+    assert len(scored) == 16 and game.calls == 2
+    for reward, record in scored:
+        # The reward is the game's: replaying the episode's replies in process gives the same total.
+        assert record["env_id"] == "ragen/Bandit-v0" and record["seed"] in seeds
+        assert reward == pytest.approx(replay(record).total_reward)
+        assert reward == pytest.approx(record["total_reward"])
+    logged = [entry for entry in trainer.state.log_history if "reward" in entry]
+    assert len(logged) == 2
+    assert [e["reward"] for e in logged] == pytest.approx([sum(r for r, _ in scored[i * 8:(i + 1) * 8]) / 8
+                                                          for i in range(2)], abs=1e-6)
+    # Sampled hot, a group's replies earn different rewards, so GRPO had a signal to follow...
+    groups = [[r for r, _ in scored[i:i + 4]] for i in range(0, 16, 4)]
+    assert any(len(set(g)) > 1 for g in groups)
+    # ...and every trainable tensor moved.
+    unchanged = [name for name, p in model.named_parameters() if p.requires_grad and torch.equal(p, before[name])]
+    assert not unchanged
+
+
+def test_the_completion_holds_every_turn_with_the_env_text_masked(policy):
+    # A 3-turn FrozenLake episode through the adapter, with a stand-in for the trainer.
+    model, tokenizer = policy
+    game = GameRollout("frozenlake", protocol={"max_turns": 3})
+
+    trainer = SimpleNamespace(
+        args=SimpleNamespace(seed=0, max_completion_length=24, temperature=1.0, top_p=1.0),
+        processing_class=tokenizer, model=model,
+        accelerator=SimpleNamespace(process_index=0, unwrap_model=lambda m: m),
+    )
+    prompts = [row["prompt"] for row in game.prompts([3, 3, 8])]
+    out = game(prompts, trainer)
+    assert set(out) == {"prompt_ids", "completion_ids", "env_mask", "logprobs", "ragen_reward", "ragen_success",
+                        "ragen_record"}
+    for prompt, ids, mask, completion, record in zip(prompts, out["prompt_ids"], out["env_mask"],
+                                                     out["completion_ids"], out["ragen_record"], strict=True):
+        chat = [{"role": m["role"], "content": m["content"]} for m in prompt]
+        assert ids == tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True,
+                                                    return_dict=False)
+        assert len(mask) == len(completion) and mask[0] == 1
+        # The model's tokens decode to exactly the replies the game was played with, turn by turn.
+        sampled, runs, current = [], [], []
+        for token, flag in zip(completion, mask):
+            if flag:
+                current.append(token)
+            elif current:
+                runs.append(current)
+                current = []
+        runs += [current] if current else []
+        assert [tokenizer.decode(r, skip_special_tokens=True) for r in runs] == \
+            [turn["response"] for turn in record["turns"]]
+        assert record["seed"] == prompt[0][SEED_KEY]
+
+
+def test_bad_settings_and_foreign_prompts_fail_clearly():
+    with pytest.raises(ValueError, match="unknown environment"):
+        GameRollout("no_such_game")
+    with pytest.raises(ValueError, match="context='full'"):
+        GameRollout("bandit", protocol={"context": "single"})
+    with pytest.raises(ValueError, match=SEED_KEY):
+        GameRollout("bandit")([[{"role": "user", "content": "hi"}]], trainer=None)
+
+
+def test_prompt_rows_survive_a_datasets_round_trip():
+    game = GameRollout("simple_sokoban")
+    rows = datasets.Dataset.from_list(game.prompts([5, 9])).to_list()
+    for row, seed in zip(rows, [5, 9]):
+        assert row["prompt"][0][SEED_KEY] == seed
+        chat = [{"role": m["role"], "content": m["content"]} for m in row["prompt"]]
+        assert chat == TextEpisode("simple_sokoban", seed).messages
+    json.dumps(rows)  # plain data, as a dataset on disk holds it
