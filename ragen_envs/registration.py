@@ -49,7 +49,7 @@ PRESETS: tuple[Preset, ...] = (
            "10x10, 4 boxes, 12+ pushes"),
     Preset("frozenlake", "ragen/FrozenLake-v0", _FROZEN_LAKE, {}, 100, "4x4 slippery lake (RAGEN's)"),
     Preset("frozenlake_8x8", "ragen/FrozenLake8x8-v0", _FROZEN_LAKE,
-           {"height": 8, "width": 8}, 200, "8x8 slippery lake"),
+           {"height": 8, "width": 8, "horizon": 20}, 200, "8x8 slippery lake"),
     Preset("frozenlake_det", "ragen/FrozenLakeDeterministic-v0", _FROZEN_LAKE,
            {"is_slippery": False}, 100, "4x4 lake without slipping"),
     Preset("bandit", "ragen/Bandit-v0", _BANDIT, {}, None, "phoenix (safe) vs dragon (risky), as in RAGEN"),

@@ -209,8 +209,10 @@ class EvalConfig:
             raise ValueError(f"--max-tokens must be >= 1, got {self.sampling.max_tokens}")
         if self.shard is not None:
             parse_shard(f"{self.shard[0]}/{self.shard[1]}")
-        if self.levels is None and (self.levels_limit is not None or self.levels_sha256 is not None):
+        if self.levels is None and self.levels_limit is not None:
             raise ValueError("--levels-limit needs --levels")
+        if self.levels is None and self.levels_sha256 is not None:
+            raise ValueError("levels_sha256 is the hash of a level set; it needs levels")
         if self.levels_limit is not None and self.levels_limit < 1:
             raise ValueError(f"--levels-limit must be >= 1, got {self.levels_limit}")
         if self.levels is not None and self.env_configs:

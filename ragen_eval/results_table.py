@@ -66,7 +66,8 @@ def results_table(summary: dict[str, Any]) -> str:
     header = ["env", *(c[0] for c in columns)]
     groups = [*summary["per_env"].items(), ("overall", summary["overall"])]
     rows = [[name, *(fmt(metrics.get(key), pattern) for _, key, pattern in columns)] for name, metrics in groups]
-    title = (f"{summary['model']} ({summary['backend']}), split={summary['split']}, "
+    where = f"levels={summary['levels']}" if summary.get("levels") else f"split={summary['split']}"
+    title = (f"{summary['model']} ({summary['backend']}), {where}, "
              f"{summary['episodes_done']}/{summary['episodes_expected']} episodes")
     parts = [title, markdown_table(header, rows)]
     consistency = consistency_table(summary)

@@ -185,6 +185,7 @@ def build_summary(config: EvalConfig, records: list[dict[str, Any]],
         "episodes_done": len(records),
         "episodes_expected": expected,
         "complete": len(records) == expected,
+        **({"levels": config.levels, "levels_sha256": config.levels_sha256} if config.levels is not None else {}),
         **summarize(records, config.envs, judgements),
     }
     if judgements is not None:

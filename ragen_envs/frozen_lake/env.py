@@ -16,7 +16,7 @@ from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, neighbour_ta
 from ragen_envs.frozen_lake.planning import certificate
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
-from ragen_envs.text_game import OBSERVATION_FORMATS
+from ragen_envs.text_game import OBSERVATION_FORMATS, text_budget
 
 #: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
 TILE_STYLES = (
@@ -78,7 +78,6 @@ class FrozenLakeEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     action_names: tuple[str, ...] = text.ACTION_NAMES
-    text_defaults: Mapping[str, Any] = {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 10}
     #: Pixels per cell in ``rgb_array`` frames.
     tile_size: int = 32
 
@@ -106,6 +105,11 @@ class FrozenLakeEnv(gym.Env):
         self._done = False
 
     # ------------------------------------------------------------------ Gymnasium API
+    @property
+    def text_defaults(self) -> Mapping[str, Any]:
+        """Text-protocol budgets of ``config.horizon`` actions, the step limit the certificate optimises for."""
+        return text_budget(self.config.horizon)
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         """Start a new episode on a new lake (or on ``options["level"]``); returns ``(obs, info)``."""
         super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too

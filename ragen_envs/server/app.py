@@ -76,6 +76,7 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
 
     server: EnvServer
     protocol_version = "HTTP/1.1"  # keep-alive: a client playing many turns reuses its connection
+    timeout = 120  # seconds a connection may sit silent; a stalled or idle client does not hold a thread forever
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's signature
         if self.server.verbose:

@@ -106,17 +106,6 @@ class SokobanConfig:
         return asdict(self)
 
 
-def text_budget(max_actions_per_episode: int) -> dict[str, int]:
-    """Text-protocol budgets under which a solution of ``max_actions_per_episode`` moves fits.
-
-    RAGEN's 5 actions per turn stay; turns grow to fit the actions (never below RAGEN's 5), so
-    turns x actions per turn >= actions per episode.
-    """
-    per_turn = 5
-    turns = max(5, -(-max_actions_per_episode // per_turn))
-    return {"max_turns": turns, "max_actions_per_turn": per_turn, "max_actions_per_episode": max_actions_per_episode}
-
-
 def _check_int(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"SokobanConfig.{name} must be an int, got {value!r}")

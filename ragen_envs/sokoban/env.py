@@ -13,14 +13,14 @@ import numpy as np
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
 from ragen_envs.sokoban import text_view
-from ragen_envs.sokoban.config import SokobanConfig, text_budget
+from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
 from ragen_envs.sokoban.generate import generate
 from ragen_envs.sokoban.level_files import LevelSet, load_level_set
 from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, action_offsets, cells_of
 from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.text_view import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
-from ragen_envs.text_game import OBSERVATION_FORMATS
+from ragen_envs.text_game import OBSERVATION_FORMATS, text_budget
 
 #: Tile of each cell code in ``rgb_array`` frames.
 TILE_STYLES: tuple[TileStyle, ...] = (
@@ -125,7 +125,7 @@ class SokobanEnv(gym.Env):
 
     @property
     def text_defaults(self) -> Mapping[str, Any]:
-        """Text-protocol budgets that fit this env's levels (:func:`~ragen_envs.sokoban.config.text_budget`)."""
+        """Text-protocol budgets that fit this env's levels (:func:`~ragen_envs.text_game.text_budget`)."""
         budget = self.config.max_actions_per_episode
         if self.level_set is not None:
             # The set's longest optimum, so optimal play wins every level; never below RAGEN's 10 actions.

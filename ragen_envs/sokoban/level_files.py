@@ -42,6 +42,8 @@ _CACHE_FORMAT = "ragen-sokoban-certificates-v1"
 #: Level sets kept in memory per process (the most recently loaded ones).
 MAX_SETS_KEPT = 8
 _load_lock = threading.Lock()
+_digest_lock = threading.Lock()
+_digests: dict[tuple[str, int, int], str] = {}
 _loaded: dict[tuple[str, str, int | None], LevelSet] = {}
 
 
@@ -117,9 +119,20 @@ def level_set_digest(path: str | os.PathLike[str]) -> str:
     """SHA-256 of a level file, or of a directory's file names with their hashes (what a run records)."""
     files = level_files(path)
     if len(files) == 1 and Path(path).expanduser().is_file():
-        return _sha256(files[0].read_bytes())
-    listing = "".join(f"{f.name}\t{_sha256(f.read_bytes())}\n" for f in files)
+        return _file_sha256(files[0])
+    listing = "".join(f"{f.name}\t{_file_sha256(f)}\n" for f in files)
     return _sha256(listing.encode())
+
+
+def _file_sha256(file: Path) -> str:
+    # Every env of an evaluation checks its set's hash, and a Boxoban folder is 90 MB: a file is hashed
+    # again only when its size or modification time changed.
+    stat = file.stat()
+    key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _digest_lock:
+        if key not in _digests:
+            _digests[key] = _sha256(file.read_bytes())
+        return _digests[key]
 
 
 def count_levels(path: str | os.PathLike[str], limit: int | None = None) -> int:

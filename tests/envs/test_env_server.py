@@ -16,6 +16,8 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ragen_envs import split_seeds
 from ragen_envs.server import MAX_BODY_BYTES, EpisodeStore, start_server
@@ -116,6 +118,38 @@ def test_200_concurrent_episodes_equal_in_process_ones(served):
         ends.add(local.end_reason)
     # The replies won, lost and ran out of turns, so the comparison covered each way an episode ends.
     assert {"success", "failure", "max_turns"} <= ends
+
+
+@pytest.fixture(scope="module")
+def shared_url():
+    """One server for the property test below (hypothesis reruns a test body, not its fixtures)."""
+    server, _ = start_server()
+    yield server.url
+    server.shutdown()
+    server.server_close()
+
+
+_REPLY_PARTS = st.sampled_from(["<think>", "</think>", "<answer>", "</answer>", "||", "Up", "down", "LEFT", "right",
+                                "jump", " ", "\n", "north", "<ANSWER>"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(env=st.sampled_from(["simple_sokoban", "frozenlake", "frozenlake_det"]), seed=st.integers(0, 10**6),
+       replies=st.lists(st.lists(_REPLY_PARTS, max_size=12).map("".join) | st.text(max_size=40), min_size=1,
+                        max_size=6))
+def test_any_replies_score_as_in_process(shared_url, env, seed, replies):
+    _, opened = call(shared_url, "POST", "/reset", {"env": env, "seed": seed})
+    local = TextEpisode(env, seed)
+    for reply in replies:
+        status, body = call(shared_url, "POST", "/step", {"episode_id": opened["episode_id"], "reply": reply})
+        if local.done:
+            assert status == 409
+            break
+        turn = json.loads(json.dumps(local.step(reply)))
+        assert status == 200 and body["turn"] == turn and body["messages"] == local.messages
+        assert body["reward"] == turn["reward"] + turn["penalty"]
+    assert call(shared_url, "POST", "/close", {"episode_id": opened["episode_id"]})[1]["record"] == \
+        json.loads(json.dumps(local.record()))
 
 
 def test_action_names_play_as_a_well_formed_reply(served):

@@ -115,7 +115,8 @@ def test_the_budget_fits_the_longest_optimum_of_the_set(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#@$x#\n#####\n", r"bad.txt: level 1 \(line 7\): unexpected character 'x'"),
+    ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#@$x#\n#####\n",
+     r"bad.txt: level 1 \(line 7\): unexpected character 'x'"),
     ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#$@.#\n#####\n", r"bad.txt: level 1 \(line 7\) has no solution"),
     ("; 0\n######\n#@$$.#\n######\n", r"bad.txt: level 0 \(line 2\): the level has 2 boxes but 1 targets"),
     ("just words\n", r"bad.txt: no levels found"),

@@ -8,16 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ragen_envs
-from ragen_envs.sokoban.config import text_budget
+from ragen_envs.text_game import text_budget
 from ragen_envs.text import ProtocolConfig, TextEpisode
 from ragen_envs.text.oracle import oracle_responses
 
 LEVELS = 200  # per preset
 FEWER_LEVELS = {"boxoban": 60, "boxoban_hard": 60}  # these generators make about 60 levels a second
-NOT_FITTING = {
-    # FrozenLakeEnv has no per-preset budget yet: RAGEN's 10 actions, but 8x8 paths run to 14 moves.
-    "frozenlake_8x8": "8x8 lakes need up to 14 moves; FrozenLakeEnv keeps RAGEN's 10-action budget",
-}
 
 
 def _optimum(certificate: dict, game: str) -> tuple[int, list[int] | None]:
@@ -30,9 +26,7 @@ def _optimum(certificate: dict, game: str) -> tuple[int, list[int] | None]:
     return 1, None  # bandit: one pull
 
 
-@pytest.mark.parametrize("preset", [
-    pytest.param(p.name, marks=pytest.mark.xfail(reason=NOT_FITTING[p.name], strict=True))
-    if p.name in NOT_FITTING else p.name for p in ragen_envs.PRESETS])
+@pytest.mark.parametrize("preset", [p.name for p in ragen_envs.PRESETS])
 def test_the_default_budget_fits_optimal_play(preset: str) -> None:
     fits, levels = 0, FEWER_LEVELS.get(preset, LEVELS)
     for seed in range(levels):

@@ -49,6 +49,7 @@ def _error(capsys) -> str:
 
 def test_the_oracle_wins_every_level_of_a_boxoban_file(tmp_path, level_file, boxoban_levels, capsys):
     assert _eval(tmp_path / "runs", level_file) == EXIT_OK
+    assert f"oracle (builtin), levels={level_file}, {LEVELS}/{LEVELS} episodes" in capsys.readouterr().out
     run = tmp_path / "runs" / RUN
     summary = json.loads((run / "summary.json").read_text())
     assert summary["episodes_done"] == LEVELS and summary["overall"]["success_rate"] == 1.0
