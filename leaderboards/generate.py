@@ -4,9 +4,8 @@
     python leaderboards/generate.py runs/my-model__openai__test ...   # add evaluated runs
 
 The three play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
-(the harness default), into runs/leaderboard/; the default model (``--model default``, the tiny
-Sokoban checkpoint in ragen_eval/default_model/, hf backend, in process) plays FrozenLake and Bandit
-too, which it was never trained on. runs/ is not committed; rerunning resumes and skips finished
+(the harness default), into runs/leaderboard/; the default model is ``--model default``, the tiny
+multi-game checkpoint in ragen_eval/default_model/, played in process by the hf backend. runs/ is not committed; rerunning resumes and skips finished
 episodes. Each run's config.json and summary.json are copied to leaderboards/runs/ so the
 committed tables can be traced to exact settings and package versions.
 """

@@ -3,6 +3,7 @@
 #   bare   pip install ragen-envs          games + text protocol (then the env tests, with [dev] added)
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
+#   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -45,5 +46,12 @@ py=$(new_venv train)
 "$py" -m pip install -q "torch==2.13.0"
 "$py" -m pip install -q "$wheel[train]"
 check train
+
+echo "== trl: pip install ragen-envs[trl]"
+py=$(new_venv trl)
+"$py" -m pip install -q "torch==2.13.0"
+"$py" -m pip install -q "$wheel[trl]" pytest
+# Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
 
 echo "all install profiles passed their smokes"

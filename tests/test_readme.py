@@ -40,7 +40,7 @@ def test_main_command_parses_with_the_real_cli():
 
 #: Pages whose ``ragen-eval`` commands this suite keeps true.
 DOC_PAGES = ("README.md", "docs/eval.md", "docs/backends.md", "docs/protocol.md", "docs/envs.md",
-             "docs/consistency.md", "docs/interfaces.md", "docs/train.md")
+             "docs/consistency.md", "docs/interfaces.md", "docs/train.md", "docs/integrations.md")
 
 
 def _documented_commands(program: str) -> list[tuple[str, str]]:

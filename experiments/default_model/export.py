@@ -25,8 +25,12 @@ from export_default_model import FILES, WEIGHTS, write_half_precision  # noqa: E
 
 TRAIN_COMMAND = "experiments/default_model/train.sh runs/default_model/sft"
 EVAL_COMMAND = ("python experiments/default_model/evaluate.py --model runs/default_model/sft-final --episodes 256 "
-                "--out runs/default_model/eval --results experiments/default_model/results.json")
-COMMIT = "the commit that adds this model (git log -1 -- ragen_eval/default_model)"
+                "--out runs/default_model/eval-v2 --results experiments/default_model/results.json")
+COMMIT = "9b40320"
+#: Why a rerun today differs from the shipped weights (the code has moved on since the training run).
+TRAINED_UNDER = ("Its Sokoban demonstrations were played under RAGEN's 10-action budget, the preset default when "
+                 "it was trained; the default is now 20 actions (docs/envs.md, changelog), so a rerun at a later "
+                 "commit plays longer Sokoban demonstrations. The test figures above use today's 20-action budget.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,7 +121,9 @@ Test split ({p['test_episodes_per_game']} levels per game, ragen-eval's default 
 
 Bandit success is the rate of choosing the arm with the higher expected reward.
 
-Reproduce (from the repository root, at {p['trained_at_commit']}):
+{TRAINED_UNDER}
+
+Reproduce (from the repository root, at commit {p['trained_at_commit']}):
 
 ```
 {TRAIN_COMMAND}

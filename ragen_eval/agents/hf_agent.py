@@ -181,10 +181,21 @@ class HFAgent:
         """Worker thread: tokenize the new requests, admit their rows, decode; return finished rows."""
         import torch
 
+        # torch's thread count is partly process-wide (vLLM's CPU kernels in the same process check it), so
+        # it is set for this call only and put back afterwards.
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            return self._batch.advance(self._rows(requests), self.steps_per_call)
+        finally:
+            torch.set_num_threads(previous)
+
+    def _rows(self, requests: Sequence[_Request]) -> list[DecodeRow]:
+        """Worker thread: the decode rows of new requests, each sample with its own seeded generator."""
+        import torch
+
         from ragen_eval.agents.kv_batching import DecodeRow
 
-        # torch's thread count is per calling thread (an OpenMP setting): this leaves the rest of the process alone.
-        torch.set_num_threads(self.threads)
         rows = []
         for request in requests:
             prompt = self.tokenizer.apply_chat_template(request.messages, tokenize=True, add_generation_prompt=True,
@@ -196,7 +207,7 @@ class HFAgent:
                 s = request.sampling
                 rows.append(DecodeRow(owner=(request, index), prompt_ids=list(prompt), max_tokens=s.max_tokens,
                                       temperature=s.temperature, top_p=s.top_p, generator=generator))
-        return self._batch.advance(rows, self.steps_per_call)
+        return rows
 
     def _completion(self, row: DecodeRow) -> Completion:
         kept = row.tokens[:-1] if row.finish_reason == "stop" else row.tokens

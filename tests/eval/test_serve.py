@@ -274,11 +274,11 @@ def play_over_http(url: str, env: str, seeds: list[int], sampling: SamplingParam
     return asyncio.run(go())
 
 
-def play_in_process(agent, env: str, seeds: list[int]):
+def play_in_process(agent, env: str, seeds: list[int], **episode_kw):
     from ragen_envs.text import TextEpisode
 
     async def play(seed):
-        episode = TextEpisode(env, seed)
+        episode = TextEpisode(env, seed, **episode_kw)
         while not episode.done:
             (completion,) = await agent.act(episode.messages, episode=episode)
             episode.step(completion.text, finish_reason=completion.finish_reason)
@@ -314,9 +314,13 @@ def test_served_oracle_matches_the_in_process_oracle(env):
     from ragen_eval.agents.builtin import OracleAgent
 
     seeds = list(range(12))
+    # Sokoban under RAGEN's 10-action budget, which some of these levels do not fit, so that the served
+    # oracle must read the budget from the chat as well as the board.
+    budget = {"config": {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 10}} \
+        if env == "sokoban" else {}
     with serve_in_thread(ServeConfig(port=0, agent="oracle")) as url:
-        served = play_over_http(url, env, seeds)
-    local = play_in_process(OracleAgent(), env, seeds)
+        served = play_over_http(url, env, seeds, **budget)
+    local = play_in_process(OracleAgent(), env, seeds, **budget)
     assert [e.success for e in served] == [e.success for e in local]
     assert [e.total_reward for e in served] == pytest.approx([e.total_reward for e in local])
     for episode in served:
