@@ -2,7 +2,7 @@
 
 Runs, in a scratch directory, the README's main command (the embedded model through ``--local-server``
 on 64 test Sokoban levels), the same levels with the ``random`` and ``oracle`` agents, and
-``ragen-eval`` without arguments; records each one's wall time and, per game, the success rate with
+``ragen-eval`` without arguments, and builds the base wheel; records the wheel's size, each command's wall time and, per game, the success rate with
 its 95% interval, mean reward, format-error rate and think words per turn. The README cites the file;
 rerun this after the default model or the games change.
 
@@ -45,6 +45,14 @@ def measure(command: str, out: Path) -> dict:
     return {"command": command, "wall_s": round(wall_s, 1), "per_env": per_env}
 
 
+def wheel_bytes(scratch: Path) -> int:
+    """Size of the base wheel, built as ``pip install .`` builds it."""
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(scratch)],
+                   check=True, capture_output=True)
+    (wheel,) = scratch.glob("ragen_envs-*.whl")
+    return wheel.stat().st_size
+
+
 def main() -> int:
     """Run every command and write the dated figures."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -52,9 +60,11 @@ def main() -> int:
         for command in COMMANDS:
             print(f"running: {command}", file=sys.stderr)
             results.append(measure(command, Path(scratch)))
+        base_wheel_bytes = wheel_bytes(Path(scratch) / "wheel")
     record = {"date": datetime.date.today().isoformat(),
               "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()},
-              "generated_by": "python scripts/readme_figures.py", "commands": results}
+              "generated_by": "python scripts/readme_figures.py", "base_wheel_bytes": base_wheel_bytes,
+              "commands": results}
     OUT.write_text(json.dumps(record, indent=2) + "\n")
     for r in results:
         print(f"{r['wall_s']:7.1f} s  {r['command']}")
