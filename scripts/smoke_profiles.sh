@@ -50,7 +50,7 @@ check train
 echo "== trl: pip install ragen-envs[trl]"
 py=$(new_venv trl)
 "$py" -m pip install -q "torch==2.13.0"
-"$py" -m pip install -q "$wheel[trl]" pytest
+"$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
 # Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
 "$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
 
