@@ -45,6 +45,18 @@ def write_half_precision(source: Path, target: Path) -> None:
     target.chmod(0o644)  # save_file may create the file private; the package must be readable by all
 
 
+def install_checkpoint(source: Path) -> None:
+    """Replace the embedded model with ``source``'s checkpoint files, the weights in half precision."""
+    if TARGET.exists():
+        shutil.rmtree(TARGET)
+    TARGET.mkdir(parents=True)
+    for f in FILES:
+        if f == WEIGHTS:
+            write_half_precision(source / f, TARGET / f)
+        else:
+            shutil.copyfile(source / f, TARGET / f)  # plain copy: no private permissions into the package
+
+
 def main(argv: list[str] | None = None) -> int:
     """Export the best SimpleSokoban model of a baselines run."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -65,14 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     missing = [f for f in FILES if not (source / f).is_file()]
     if missing:
         raise FileNotFoundError(f"{source} lacks {missing}; is it a transformers checkpoint?")
-    if TARGET.exists():
-        shutil.rmtree(TARGET)
-    TARGET.mkdir(parents=True)
-    for f in FILES:
-        if f == WEIGHTS:
-            write_half_precision(source / f, TARGET / f)
-        else:
-            shutil.copyfile(source / f, TARGET / f)  # plain copy: no private permissions into the package
+    install_checkpoint(source)
     spec = results[args.game]["spec"]
     provenance = {"game": args.game, "stage": name, "source": str(source), "test": {k: best[k] for k in
                   ("success", "reward", "format_error_rate", "episodes")}, "eval_command": best["command"],

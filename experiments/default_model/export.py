@@ -14,14 +14,12 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import shutil
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TARGET = REPO / "ragen_eval" / "default_model"
 sys.path.insert(0, str(REPO / "experiments" / "baselines"))
-from export_default_model import FILES, WEIGHTS, write_half_precision  # noqa: E402
+from export_default_model import FILES, TARGET, install_checkpoint  # noqa: E402
 
 TRAIN_COMMAND = "experiments/default_model/train.sh runs/default_model/sft"
 EVAL_COMMAND = ("python experiments/default_model/evaluate.py --model runs/default_model/sft-final --episodes 256 "
@@ -45,14 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"{run} lacks {missing} or {results_path} is missing; train and evaluate first")
     results = json.loads(results_path.read_text())
     stages = _stages(run)
-    if TARGET.exists():
-        shutil.rmtree(TARGET)
-    TARGET.mkdir(parents=True)
-    for f in FILES:
-        if f == WEIGHTS:
-            write_half_precision(run / f, TARGET / f)
-        else:
-            shutil.copyfile(run / f, TARGET / f)  # plain copy: no private permissions into the package
+    install_checkpoint(run)
     model_config = json.loads((run / "config.json").read_text())
     games = [d["env"] for d in stages[0]["config"]["demos"]]
     provenance = {

@@ -40,6 +40,12 @@ class Completion:
         return asdict(self)
 
 
+def require_replies(n: int) -> None:
+    """Refuse a request for fewer than one reply, the same way in every agent."""
+    if n < 1:
+        raise ValueError(f"n must be >= 1, got {n}")
+
+
 @runtime_checkable
 class Agent(Protocol):
     """Anything that can answer a chat: an API endpoint, an in-process model, a built-in policy."""

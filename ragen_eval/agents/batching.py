@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ragen_eval.agents.base import Completion, SamplingParams
+from ragen_eval.agents.base import Completion, SamplingParams, require_replies
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -109,8 +109,7 @@ class BatchedAgent(ABC):
         episode: TextEpisode | None = None,
     ) -> list[Completion]:
         """``n`` sampled replies to ``messages``, generated in one batch with the other pending calls."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        require_replies(n)
         return await self._batcher.submit(ChatRequest(messages=messages, n=n, sampling=sampling))
 
     @abstractmethod

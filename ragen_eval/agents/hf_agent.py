@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ragen_eval.agents.base import Completion, SamplingParams
+from ragen_eval.agents.base import Completion, SamplingParams, require_replies
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -133,8 +133,7 @@ class HFAgent:
         episode: TextEpisode | None = None,
     ) -> list[Completion]:
         """``n`` replies to ``messages``, decoded together with every other request in flight."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        require_replies(n)
         self._arrivals += 1
         where = [episode.env_name, episode.seed] if episode is not None else None
         arrival = self._arrivals if where is None and sampling.seed is None else None

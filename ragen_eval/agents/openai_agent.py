@@ -36,7 +36,7 @@ from urllib.parse import urlsplit
 import httpx
 import openai
 
-from ragen_eval.agents.base import Completion, SamplingParams
+from ragen_eval.agents.base import Completion, SamplingParams, require_replies
 from ragen_eval.redaction import redact_url, split_credentials
 
 if TYPE_CHECKING:
@@ -245,8 +245,7 @@ class OpenAIChatAgent:
         episode: TextEpisode | None = None,
     ) -> list[Completion]:
         """Request ``n`` completions; on a permanent failure return ``n`` completions with ``error`` set."""
-        if n < 1:
-            raise ValueError(f"n must be >= 1, got {n}")
+        require_replies(n)
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
