@@ -45,15 +45,15 @@ def bench_ours(model_dir: Path, out_dir: Path, groups: int, size: int, new_token
         f"rollout_batch_size={groups * size}", "save_every=0", "plot_every=0", "resume=false"])
     train(config)
     rows = read_metrics(out_dir / "ours" / "metrics.jsonl")[1:]
-    steps = [r["rollout_s"] + r["update_s"] for r in rows]
+    steps = [r["time/rollout_s"] + r["time/update_s"] for r in rows]
     return {
         "step_s": statistics.median(steps),
         "step_min_s": min(steps),
-        "step_cpu_s": statistics.median(r["step_cpu_s"] for r in rows),
-        "rollout_s": statistics.median(r["rollout_s"] for r in rows),
-        "update_s": statistics.median(r["update_s"] for r in rows),
-        "rollout_tokens_per_s": statistics.median(r["rollout_tokens_per_s"] for r in rows),
-        "update_tokens_per_s": statistics.median(r["update_tokens_per_s"] for r in rows),
+        "step_cpu_s": statistics.median(r["time/step_cpu_s"] for r in rows),
+        "rollout_s": statistics.median(r["time/rollout_s"] for r in rows),
+        "update_s": statistics.median(r["time/update_s"] for r in rows),
+        "rollout_tokens_per_s": statistics.median(r["time/rollout_tokens_per_s"] for r in rows),
+        "update_tokens_per_s": statistics.median(r["time/update_tokens_per_s"] for r in rows),
         "steps_timed": len(rows),
     }
 

@@ -5,9 +5,12 @@
 
 The three play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
 (the harness default), into runs/leaderboard/; the default model is ``--model default``, the tiny
-multi-game checkpoint in ragen_eval/default_model/, played in process by the hf backend. runs/ is not committed; rerunning resumes and skips finished
-episodes. Each run's config.json and summary.json are copied to leaderboards/runs/ so the
-committed tables can be traced to exact settings and package versions.
+multi-game checkpoint in ragen_eval/default_model/, played in process by the hf backend. Extra runs
+on other levels get their random and oracle baselines played into runs/leaderboard/baselines/
+first (the ``ragen-eval baselines`` step); then the leaderboard, which only reads run directories,
+ranks them all. runs/ is not committed; rerunning resumes and skips finished episodes. Each run's
+config.json and summary.json are copied to leaderboards/runs/ so the committed tables can be traced
+to exact settings and package versions.
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ from ragen_eval.config import BUILTIN_MODELS, DEFAULT_ENVS, EvalConfig
 from ragen_eval.embedded_model import DEFAULT_MODEL
 from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 from ragen_eval.run_dir import CONFIG_FILE, SUMMARY_FILE
-from ragen_eval.runner import evaluate
+from ragen_eval.runner import evaluate, play_baselines
 
 HERE = Path(__file__).resolve().parent
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Play the baselines, build the leaderboard, write it next to this script."""
+    """Play the three models and the extra runs' baselines, then build the leaderboard next to this script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", help="extra run directories to rank")
     parser.add_argument("--episodes", type=int, default=256, help="levels per env for random, oracle and default")
@@ -40,9 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(args.runs_dir) / config.run_name()
         evaluate(config, path, progress=sys.stderr.isatty())
         run_dirs.append(path)
-    run_dirs += [Path(r) for r in args.runs]
+    extra = [Path(r) for r in args.runs]
+    # Step 1 plays; step 2 only reads. The three runs above are baselines of the default levels already.
+    if extra:
+        extra += play_baselines([*run_dirs, *extra], Path(args.runs_dir) / "baselines", progress=sys.stderr.isatty())
     out = Path(args.out)
-    board = build_leaderboard(run_dirs, baselines_dir=Path(args.runs_dir) / "baselines")
+    board = build_leaderboard([*run_dirs, *extra])
     paths = write_leaderboard(board, out)
     provenance = out / "runs"
     shutil.rmtree(provenance, ignore_errors=True)

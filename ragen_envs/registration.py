@@ -1,11 +1,17 @@
-"""Gymnasium ids and named presets of every ragen game.
+"""Gymnasium ids and named presets of every ragen game, and the level-set files a Sokoban preset can play.
 
 ``import ragen_envs`` calls :func:`register_all`, after which ``gymnasium.make("ragen/Sokoban-v0")``
 works. Each preset is a registered id; the short name (``simple_sokoban``) is what the CLIs take.
+A game that lives outside this package joins with :func:`register_preset` when its package is
+imported; an installed one names that package under the entry-point group :data:`GAME_ENTRY_POINTS`,
+which is imported the first time a name is not found, so the CLIs know it too (docs/add_a_game.md).
+Games are named by entry-point strings, so importing this module imports none of them.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,13 +72,30 @@ PRESETS: tuple[Preset, ...] = (
 _BY_NAME = {p.name: p for p in PRESETS}
 _BY_ID = {p.env_id: p for p in PRESETS}
 
+#: Entry-point group of installed game packages: ``corridor = "corridor_game"`` in a package's
+#: ``[project.entry-points."ragen_envs.games"]``; loading the entry imports the package, which registers.
+GAME_ENTRY_POINTS = "ragen_envs.games"
+_installed_games_loaded = False
+
+
+def _load_installed_games() -> None:
+    """Import every installed game package once (on the first name not found, so the built-ins cost nothing)."""
+    global _installed_games_loaded
+    if not _installed_games_loaded:
+        _installed_games_loaded = True
+        for entry in importlib.metadata.entry_points(group=GAME_ENTRY_POINTS):
+            entry.load()
+
 
 def get_preset(name_or_id: str) -> Preset:
     """Look a preset up by short name (``simple_sokoban``) or Gymnasium id (``ragen/SimpleSokoban-v0``)."""
     key = name_or_id.strip()
     preset = _BY_NAME.get(key.lower().replace("-", "_")) or _BY_ID.get(key)
+    if preset is None and not _installed_games_loaded:
+        _load_installed_games()
+        return get_preset(name_or_id)
     if preset is None:
-        names = ", ".join(p.name for p in PRESETS)
+        names = ", ".join(_BY_NAME)
         raise ValueError(f"unknown environment {name_or_id!r}; known presets: {names}")
     return preset
 
@@ -90,8 +113,46 @@ def register_all() -> None:
         )
 
 
+def register_preset(preset: Preset) -> None:
+    """Add a preset of a game defined outside ragen_envs: :func:`get_preset`, :func:`make`, the text
+    protocol and the CLIs then know it by name. Registering the same preset again does nothing; a
+    different preset under a taken name or id is a ValueError. (:data:`PRESETS` keeps the built-ins.)"""
+    if not isinstance(preset, Preset):
+        raise TypeError(f"register_preset needs a Preset, got {type(preset).__name__}")
+    if not preset.name or preset.name != preset.name.lower().replace("-", "_"):
+        raise ValueError(f"a preset name must be lower case with underscores (how get_preset looks it up), "
+                         f"got {preset.name!r}")
+    for taken in (_BY_NAME.get(preset.name), _BY_ID.get(preset.env_id)):
+        if taken is not None and taken != preset:
+            raise ValueError(f"preset {preset.name!r} ({preset.env_id}) clashes with the registered {taken.name!r} "
+                             f"({taken.env_id})")
+    _BY_NAME[preset.name] = _BY_ID[preset.env_id] = preset
+    if preset.env_id not in gym.registry:
+        gym.register(id=preset.env_id, entry_point=preset.entry_point, max_episode_steps=preset.max_episode_steps,
+                     kwargs={"config": dict(preset.config)})
+
+
 def make(name_or_id: str, **kwargs: Any) -> gym.Env:
     """``gymnasium.make`` for a preset given by short name or id; ``config=`` entries are merged."""
     preset = get_preset(name_or_id)
     config = {**preset.config, **kwargs.pop("config", {})}
     return gym.make(preset.env_id, config=config, **kwargs)
+
+
+# Level sets (Boxoban, XSB/.sok or standard-notation files) are played by the Sokoban preset with
+# ``config={"levels": path}``; the harness sizes and fingerprints a set before it plays it. The game
+# module is imported on first use only, as the entry points above are.
+
+
+def count_levels(path: str | os.PathLike[str], limit: int | None = None) -> int:
+    """How many levels a level file or directory holds (at most ``limit``), read without solving any."""
+    from ragen_envs.sokoban.level_files import count_levels as count
+
+    return count(path, limit)
+
+
+def level_set_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 of a level file, or of a directory's file names with their hashes (what a run records)."""
+    from ragen_envs.sokoban.level_files import level_set_digest as digest
+
+    return digest(path)

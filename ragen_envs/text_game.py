@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
 
+from ragen_envs.certificate import Certificate
+
 #: Observation formats every grid game renders; Bandit renders all three the same way.
 OBSERVATION_FORMATS = ("grid", "coords", "grid+coords")
 
@@ -22,6 +24,12 @@ class TextGame(Protocol):
     action_names: tuple[str, ...]
     #: Default text-protocol budgets for this game (keys of ``ProtocolConfig``), e.g. Bandit: 1 turn.
     text_defaults: Mapping[str, Any]
+    #: Named symbol vocabularies of the observation text (name -> cell kind -> symbol); the first is the
+    #: default, the one a prompt uses unless the protocol overrides symbols. Empty for a game without cells.
+    symbol_sets: Mapping[str, Mapping[str, str]]
+    #: The current level's certificate (None before the first reset, or for a given level without one);
+    #: ``reset``'s ``info["certificate"]`` holds its ``to_dict()``.
+    certificate: Certificate | None
 
     def action_aliases(self) -> dict[str, int]:
         """Lower-case spellings the parser accepts (``"up"``, ``"north"``, ``"u"``) -> action id."""
@@ -53,6 +61,27 @@ class TextGame(Protocol):
     def state_dict(self) -> dict[str, Any]:
         """A JSON-serialisable snapshot of the true state (see docs/protocol.md for the schema)."""
         ...
+
+    def plan_turn(self, turn_actions: int, actions_left: int, turns_left: int) -> list[int]:
+        """The action ids an optimal player sends this turn from the current state: at most
+        ``turn_actions`` of them (the turn's budget), with ``actions_left`` actions and ``turns_left``
+        turns (this one included) left in the episode. Never empty; the scripted players of
+        ``ragen_envs.text.players`` call it."""
+        ...
+
+
+def grid_lines(observation: str, symbols: set[str]) -> list[str]:
+    """The leading lines of ``observation`` made only of single-character ``symbols``: the grid part of a
+    state text, for a game's ``from_text`` (rebuilding a game from a chat). ValueError when there is none."""
+    lines = []
+    for line in observation.split("\n"):
+        if line and set(line) <= symbols:
+            lines.append(line)
+        elif lines:
+            break
+    if not lines:
+        raise ValueError("the observation has no grid in the default symbols (is the format 'coords'?)")
+    return lines
 
 
 def text_budget(max_actions_per_episode: int) -> dict[str, int]:

@@ -8,7 +8,8 @@ Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluate
     ragen-eval show RUN [--episode ENV:SEED]
     ragen-eval compare RUN_A RUN_B
     ragen-eval merge SHARD_DIR... --out DIR
-    ragen-eval leaderboard RUN_DIR... [--out leaderboards/]
+    ragen-eval baselines RUN_DIR... [--out runs/baselines]    (plays random/oracle on the runs' levels)
+    ragen-eval leaderboard RUN_DIR... [--out leaderboards/]   (only reads run directories)
     ragen-eval serve --agent random|oracle|default|PATH --port P
     ragen-eval ls
 
@@ -31,7 +32,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SUBCOMMANDS = ("evaluate", "judge", "show", "compare", "merge", "leaderboard", "serve", "ls")
+from ragen_envs.config_docs import config_help, game_config_help
+from ragen_envs.overrides import merge_values, parse_flag
+
+SUBCOMMANDS = ("evaluate", "judge", "show", "compare", "merge", "baselines", "leaderboard", "serve", "ls")
 #: Exit statuses (see the module docstring and docs/eval.md).
 EXIT_OK, EXIT_RUN_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: The extra of ``ragen-envs`` that installs each optional import, for a one-line hint when it is missing.
@@ -41,30 +45,14 @@ EXTRA_OF_MODULE = {"openai": "eval", "httpx": "eval", "aiohttp": "eval", "pandas
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _key_values(items: Sequence[str], flag: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"{flag} takes KEY=VALUE, got {item!r}")
-        out[key.strip()] = _parse_value(value)
-    return out
-
-
 def _env_configs(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``--env-config ENV:KEY=VALUE`` items: per env, the game-config fields they set (the one override grammar)."""
     out: dict[str, dict[str, Any]] = {}
     for item in items:
         target, sep, rest = item.partition(":")
         if not sep:
             raise ValueError(f"--env-config takes ENV:KEY=VALUE (e.g. sokoban:num_boxes=2), got {item!r}")
-        out.setdefault(target.strip(), {}).update(_key_values([rest], "--env-config"))
+        out[target.strip()] = merge_values(out.get(target.strip(), {}), parse_flag([rest], "--env-config"))
     return out
 
 
@@ -107,7 +95,8 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--seed-start", type=int, default=d.seed_start, help="index of the first seed in the split")
     g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join with `merge`")
     g.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
-                   help="text-protocol override, e.g. observation_format=coords, max_turns=10")
+                   help="text-protocol field, e.g. observation_format=coords, max_turns=10 (YAML values, dotted "
+                        "keys; the grammar of `ragen-train protocol.KEY=VALUE`); see --help-config")
     g.add_argument("--env-config", action="append", default=[], metavar="ENV:KEY=VALUE",
                    help="game-config override for one env, e.g. sokoban:num_boxes=2")
     g = p.add_argument_group("sampling")
@@ -130,6 +119,11 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
                         "error (default: only when all of them did)")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     g.add_argument("--json", action="store_true", help="print summary.json instead of the table")
+    g.add_argument("--help-config", action="store_true",
+                   help="list every field of the run's config (EvalConfig, its protocol and sampling, and the "
+                        "game config of each --env) with its default and help, and exit")
+    g.add_argument("--print-config", action="store_true",
+                   help="print the resolved config (as config.json stores it) and exit; makes no run directory")
 
 
 def add_judge_arguments(p: argparse.ArgumentParser, *, required: bool) -> None:
@@ -174,7 +168,7 @@ def judge_config_from_args(args: argparse.Namespace) -> Any:
         raise ValueError(f"--judge-max-tokens must be >= 1, got {args.judge_max_tokens}")
     return JudgeConfig(
         model=args.judge_model, backend=args.judge_backend, base_urls=list(args.judge_base_urls),
-        model_args=_key_values(args.judge_model_args, "--judge-model-args"), api_key_env=args.judge_api_key_env,
+        model_args=parse_flag(args.judge_model_args, "--judge-model-args"), api_key_env=args.judge_api_key_env,
         sampling=replace(JUDGE_SAMPLING, max_tokens=args.judge_max_tokens),
         concurrency=args.judge_concurrency or args.concurrency, timeout=args.timeout, max_retries=args.max_retries,
         requests_per_second=args.requests_per_second,
@@ -202,32 +196,54 @@ def _check_key_options(args: argparse.Namespace, key_flag: str, key: str | None,
 
 
 def config_from_args(args: argparse.Namespace) -> Any:
-    """An :class:`EvalConfig` from parsed ``evaluate`` arguments."""
-    from ragen_eval.agents.base import SamplingParams
-    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, parse_shard
-
+    """An :class:`EvalConfig` from parsed ``evaluate`` arguments; any bad value is a ``ValueError``."""
     _check_key_options(args, "--api-key", args.api_key, "--api-key-env", args.api_key_env)
     episodes = args.episodes
     if args.levels is not None:
         if args.env is not None:
             raise ValueError("--levels plays its level set instead of --env presets; give one of the two")
         if episodes is None:
-            from ragen_envs.sokoban.level_files import count_levels
+            from ragen_envs.registration import count_levels
 
             episodes = count_levels(args.levels, args.levels_limit) - args.seed_start
+    try:
+        return _eval_config(args, episodes)
+    except TypeError as err:  # a value of the wrong type for its field: bad input, like any other
+        raise ValueError(str(err)) from None
+
+
+def _eval_config(args: argparse.Namespace, episodes: int | None) -> Any:
+    """The :class:`EvalConfig` the arguments describe (``episodes``: the count resolved for ``--levels``)."""
+    from ragen_eval.agents.base import SamplingParams
+    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, parse_shard
+
     return EvalConfig(
         model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
-        model_args=_key_values(args.model_args, "--model-args"),
+        model_args=parse_flag(args.model_args, "--model-args"),
         envs=args.env if args.env is not None else list(DEFAULT_ENVS),
         episodes=episodes if episodes is not None else EvalConfig.episodes, split=args.split,
         seed_start=args.seed_start, levels=args.levels, levels_limit=args.levels_limit,
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                                 seed=args.sampling_seed),
-        protocol=_key_values(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),
+        protocol=parse_flag(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),
         shard=parse_shard(args.shard), agent_seed=args.agent_seed, concurrency=args.concurrency,
         timeout=args.timeout, max_retries=args.max_retries, requests_per_second=args.requests_per_second,
         local_server=args.local_server, server_args=list(args.server_args),
     )
+
+
+def _print_config_help(args: argparse.Namespace) -> None:
+    """``--help-config``: every EvalConfig field, then the game config of each ``--env`` (its preset's values)."""
+    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, expand_envs
+
+    overrides = _env_configs(args.env_config)
+    print(config_help(EvalConfig))
+    for env in expand_envs(args.env or list(DEFAULT_ENVS)) if args.levels is None else ():
+        try:
+            games = game_config_help(env, overrides.get(env), f"env_configs.{env}.")
+        except TypeError as err:  # a value of the wrong type for its field: bad input
+            raise ValueError(f"--env-config {env}: {err}") from None
+        print(f"game config of {env} (--env-config {env}:KEY=VALUE), with the preset's values:\n{games}")
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -237,7 +253,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
     from ragen_eval.run_dir import check_run_name
 
+    if args.help_config:
+        _print_config_help(args)
+        return EXIT_OK
     config = config_from_args(args)
+    if args.print_config:
+        print(json.dumps(config.to_dict(), indent=2))
+        return EXIT_OK
     judge = judge_config_from_args(args)  # a bad judge fails now, not after the run
     if args.max_error_rate is not None and not 0.0 <= args.max_error_rate <= 1.0:
         raise ValueError(f"--max-error-rate is a fraction in [0, 1], got {args.max_error_rate}")
@@ -328,10 +350,10 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
-    from ragen_eval.judging import load_judgements
+    from ragen_eval.judgements import load_judgements
     from ragen_eval.results_table import results_table
     from ragen_eval.run_dir import load_run
-    from ragen_eval.runner import build_summary
+    from ragen_eval.summary import build_summary
 
     config, records = load_run(args.run)
     judgements = load_judgements(args.run, records)
@@ -376,10 +398,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join shard directories into one run directory and write its summary."""
     from ragen_eval.results_table import results_table
+    from ragen_eval.judgements import merge_judgements
     from ragen_eval.run_dir import SUMMARY_FILE, merge_runs
-    from ragen_eval.runner import summary_of
-
-    from ragen_eval.judging import merge_judgements
+    from ragen_eval.summary import summary_of
 
     check_out_dir(args.out, "--out")
     out = merge_runs(args.shards, args.out)
@@ -391,13 +412,22 @@ def cmd_merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_baselines(args: argparse.Namespace) -> int:
+    """Play the random and oracle baselines the runs' level sets lack; print every baseline run directory."""
+    from ragen_eval.runner import play_baselines
+
+    check_out_dir(args.out, "--out")
+    for path in play_baselines(args.runs, args.out, progress=not args.no_progress):
+        print(path)
+    return 0
+
+
 def cmd_leaderboard(args: argparse.Namespace) -> int:
-    """Write the leaderboard tables and plots for some run directories."""
+    """Write the leaderboard tables and plots for some run directories (read-only: it plays nothing)."""
     from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 
     check_out_dir(args.out, "--out")
-    board = build_leaderboard(args.runs, baselines_dir=None if args.no_baselines else Path(args.baselines_dir),
-                              progress=not args.no_progress)
+    board = build_leaderboard(args.runs)
     paths = write_leaderboard(board, args.out)
     print(Path(paths["markdown"]).read_text())
     print("wrote " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
@@ -466,14 +496,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("shards", nargs="+", help="shard run directories (all n of them)")
     p.add_argument("--out", required=True, help="directory of the merged run")
     p.set_defaults(func=cmd_merge)
-    p = sub_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories")
-    p.add_argument("runs", nargs="+", help="run directories")
-    p.add_argument("--out", default="leaderboards", help="output directory")
-    p.add_argument("--baselines-dir", default="runs/baselines",
-                   help="where missing random/oracle baseline runs are played (kept out of --out)")
-    p.add_argument("--no-baselines", action="store_true",
-                   help="do not add random/oracle runs for the runs' envs and seeds when they are missing")
+    p = sub_parser("baselines", help="play random and oracle on the levels of some runs (before `leaderboard`)")
+    p.add_argument("runs", nargs="+", help="run directories whose level sets need baselines")
+    p.add_argument("--out", default="runs/baselines", help="where the baseline runs are played (and resumed)")
     p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=cmd_baselines)
+    p = sub_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories (plays nothing)")
+    p.add_argument("runs", nargs="+", help="run directories, baselines included (see `baselines`)")
+    p.add_argument("--out", default="leaderboards", help="output directory")
     p.set_defaults(func=cmd_leaderboard)
     p = sub_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")
     try:

@@ -15,9 +15,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ragen_envs.config_dicts import config_from_dict
-from ragen_envs.registration import PRESETS, get_preset
+from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields
+from ragen_envs.registration import PRESETS, get_preset, level_set_digest
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
+from ragen_envs.text import ProtocolConfig
 
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.embedded_model import DEFAULT_MODEL
@@ -137,8 +138,9 @@ class EvalConfig:
     """Index within the split's seed range where the walk for its levels starts (see ``seeds``)."""
     sampling: SamplingParams = field(default_factory=SamplingParams)
     """Temperature 0.5 and 400 new tokens follow RAGEN's evaluation settings."""
-    protocol: dict[str, Any] = field(default_factory=dict)
-    """Overrides of ``ragen_envs.text.ProtocolConfig`` fields, the same for every env."""
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    """The text protocol, the same for every env (budgets left None come from each game); ``config.json``
+    stores the fields that differ from the defaults."""
     env_configs: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per-preset overrides of the game config (on top of the preset's own)."""
     levels: str | None = None
@@ -150,6 +152,9 @@ class EvalConfig:
     """Content hash of ``levels``, filled in from the files when None; a run refuses to resume on another."""
     shard: tuple[int, int] | None = None
     """(i, n): play only every n-th episode starting at i."""
+    samples: int = 1
+    """Episodes per level. ragen-eval plays each level once; a ``ragen-train`` run's saved rollouts
+    (``save_rollouts``) hold ``group_size`` per level, the members of a group, told apart by ``sample``."""
     agent_seed: int = 0
     """Seed of the built-in random agent."""
     concurrency: int = 32
@@ -166,13 +171,14 @@ class EvalConfig:
     """Extra arguments for the local server (e.g. ``--latency 0.2``)."""
 
     def __post_init__(self) -> None:
-        if isinstance(self.sampling, dict):
-            self.sampling = SamplingParams(**self.sampling)
+        for name, cls in (("sampling", SamplingParams), ("protocol", ProtocolConfig)):
+            try:  # a dict of the fields (a stored config.json, a keyword argument) is read the one way
+                setattr(self, name, coerce_config(cls, getattr(self, name)))
+            except (ValueError, TypeError) as err:
+                raise type(err)(f"{name}: {err}") from None
         if isinstance(self.shard, list):
             self.shard = (int(self.shard[0]), int(self.shard[1]))
         if self.levels is not None:
-            from ragen_envs.sokoban.level_files import level_set_digest
-
             self.levels = str(Path(self.levels).expanduser().resolve())
             self.envs = [levels_env_name(self.levels)]  # the level set replaces the presets
             if self.levels_sha256 is None:
@@ -197,6 +203,8 @@ class EvalConfig:
                              f"the split (0..{SPLIT_SIZE - 1})")
         if self.concurrency < 1:
             raise ValueError(f"--concurrency must be >= 1, got {self.concurrency}")
+        if self.samples < 1:
+            raise ValueError(f"samples must be >= 1, got {self.samples}")
         if self.timeout <= 0:
             raise ValueError(f"--timeout must be positive, got {self.timeout}")
         if self.max_retries < 0:
@@ -231,16 +239,17 @@ class EvalConfig:
             raise ValueError("--local-server starts its own endpoint; drop --base-url")
 
     def check_runnable(self) -> None:
-        """Raise ``ValueError`` for settings that only fail once played: a protocol override or a game
-        config that does not build, a local checkpoint that does not exist.
+        """Raise ``ValueError`` for settings that only fail once played: a game config that does not
+        build, a local checkpoint that does not exist (the protocol is checked when the config is made).
 
         Run before a run directory is made. It is not part of :meth:`validate` because a stored
         config must stay readable after, say, its checkpoint was deleted.
         """
-        from ragen_envs.text import ProtocolConfig, make_env
+        from ragen_envs.text import make_env
 
-        if self.protocol:
-            ProtocolConfig.from_dict(self.protocol)
+        if self.samples != 1:
+            raise ValueError(f"samples={self.samples}: ragen-eval plays each level once; only ragen-train's saved "
+                             "rollouts hold several episodes per level")
         for env, overrides in self.env_configs.items():
             try:
                 make_env(env, overrides).close()  # builds the game's config; generates no level
@@ -342,6 +351,7 @@ class EvalConfig:
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form without secrets: the key's variable *name*, URLs without credentials."""
         data = asdict(self)
+        data["protocol"] = non_default_fields(self.protocol)
         data["backend"] = self.resolved_backend()
         data["base_urls"] = [redact_url(u) for u in self.base_urls]
         data["shard"] = list(self.shard) if self.shard is not None else None
@@ -349,7 +359,7 @@ class EvalConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalConfig:
-        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``."""
+        """Inverse of :meth:`to_dict`; unknown keys raise ``ValueError``, values of the wrong type ``TypeError``."""
         return config_from_dict(cls, data)
 
     def identity(self) -> dict[str, Any]:

@@ -2,32 +2,33 @@
 
 The judge is any harness agent (built by ``make_agent`` from a :class:`JudgeConfig`); it reads
 each turn's true state and thought through :func:`ragen_eval.consistency.judge.judge_turn`. Its
-answers go to the run directory's ``judge.jsonl``, one line per episode, written and flushed in a
-single call like ``episodes.jsonl``, so rerunning judges only what is missing and a half-written
-last line is simply judged again. Each line names its judge and carries a digest of the episode
-record it judged: lines about an episode replayed since (``--retry-errors``) are stale and are
-judged anew, and a run judged by one model refuses verdicts from another.
+answers go to the run directory's ``judge.jsonl``, one line per episode, kept by the same
+:class:`ragen_eval.jsonl_store.JsonlStore` as ``episodes.jsonl``, so rerunning judges only what is
+missing and a torn last line is simply judged again. Each line names its judge and carries a
+digest of the episode record it judged: lines about an episode replayed since (``--retry-errors``)
+are stale and are judged anew, and a run judged by one model refuses verdicts from another.
+Reading the verdicts (summaries, leaderboards, merges) is :mod:`ragen_eval.judgements`, which
+starts no judge.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
+from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, SamplingParams
-from ragen_eval.consistency.judge import JUDGE_SAMPLING, agreement, judge_turn
-from ragen_eval.run_dir import (ConfigMismatchError, RunDir, cut_partial_tail, episode_key, jsonl_line,
-                                read_episodes, rewrite_jsonl)
+from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
+from ragen_eval.judgements import JUDGE_FILE, check_judge, episode_digest
+from ragen_eval.jsonl_store import JsonlStore
+from ragen_eval.run_dir import RunDir, episode_key
 
-JUDGE_FILE = "judge.jsonl"
 #: Backends that can judge; the built-in agents answer game moves, never claim JSON.
 JUDGE_BACKENDS: tuple[str, ...] = ("openai", "vllm", "hf")
 
@@ -84,68 +85,10 @@ class JudgeConfig:
 
     def make_agent(self) -> Agent:
         """The judge agent, through the same factory as ``--model``."""
-        from ragen_eval.agents import make_agent
-
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
         return make_agent(self.resolved_backend(), self.model, base_urls=self.base_urls, api_key=api_key,
                           concurrency=self.concurrency, timeout=self.timeout, max_retries=self.max_retries,
                           requests_per_second=self.requests_per_second, model_args=self.model_args)
-
-
-def episode_digest(record: Mapping[str, Any]) -> str:
-    """A short digest of an episode record; a judgement applies only to the record it was made for."""
-    text = json.dumps(record, sort_keys=True, ensure_ascii=True, allow_nan=False)
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
-
-
-def read_judgements(run_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Every complete line of a run's ``judge.jsonl`` (none when the run was never judged)."""
-    return read_episodes(Path(run_path) / JUDGE_FILE)
-
-
-def current_judgements(records: Sequence[Mapping[str, Any]],
-                       entries: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
-    """The judgement of each record, keyed by ``(env, seed)``: only lines whose digest matches the record."""
-    digests = {episode_key(dict(r)): episode_digest(r) for r in records}
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    for entry in entries:
-        key = episode_key(dict(entry))
-        if key not in out and digests.get(key) == entry.get("episode_digest"):
-            out[key] = dict(entry)
-    return out
-
-
-def load_judgements(run_path: str | os.PathLike[str],
-                    records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, Any]] | None:
-    """:func:`current_judgements` of a run directory, or None when it has no ``judge.jsonl``."""
-    if not (Path(run_path) / JUDGE_FILE).exists():
-        return None
-    return current_judgements(records, read_judgements(run_path))
-
-
-def judge_metrics(rule_turns: Sequence[Mapping[str, Any]], judge_turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Rule/judge agreement over paired turns, plus the judge's own claim counts.
-
-    Turns whose judgement failed (``error`` set) are left out of the pairing, since an empty
-    claim list there says nothing about the thought; ``judge_errors`` counts them.
-    """
-    if len(rule_turns) != len(judge_turns):
-        raise ValueError(f"{len(rule_turns)} rule-scored turns but {len(judge_turns)} judged turns")
-    kept = [(r, j) for r, j in zip(rule_turns, judge_turns) if not j.get("error")]
-    stats = agreement([r for r, _ in kept], [j for _, j in kept])
-    verdicts = [c["verdict"] for _, j in kept for c in j["claims"] if c.get("verdict") is not None]
-    return {**stats, "judge_errors": len(judge_turns) - len(kept),
-            "judge_claims_per_turn": len(verdicts) / len(kept) if kept else None,
-            "judge_claim_accuracy": sum(verdicts) / len(verdicts) if verdicts else None}
-
-
-def check_judge(entries: Sequence[Mapping[str, Any]], identity: Mapping[str, Any], path: Path) -> None:
-    """Refuse to mix judges in one run: raise :class:`ConfigMismatchError` if an entry names another."""
-    for entry in entries:
-        if entry.get("judge") != identity:
-            raise ConfigMismatchError(
-                f"{path} holds verdicts of another judge ({entry.get('judge')}); this one is {dict(identity)}. "
-                "Move that file away to judge the run again with a different judge.")
 
 
 class JudgeFile:
@@ -155,30 +98,32 @@ class JudgeFile:
         self.run = run
         self.identity = judge.identity()
         self.retry_errors = retry_errors
-        self.done: dict[tuple[str, int], dict[str, Any]] = {}
-        self._fh: IO[bytes] | None = None
+        self._store = JsonlStore(run.path / JUDGE_FILE, episode_key)
 
     @property
     def path(self) -> Path:
         """Path of ``judge.jsonl``."""
-        return self.run.path / JUDGE_FILE
+        return self._store.path
+
+    @property
+    def done(self) -> dict[tuple[str, int], dict[str, Any]]:
+        """This judge's current verdicts by ``(env, seed)``."""
+        return self._store.done  # type: ignore[return-value]
 
     def __enter__(self) -> JudgeFile:
-        cut_partial_tail(self.path)
-        entries = read_judgements(self.run.path)
-        check_judge(entries, self.identity, self.path)
-        current = current_judgements(self.run.records(), entries)
-        self.done = {key: entry for key, entry in current.items()
-                     if not (self.retry_errors and any(t.get("error") for t in entry["turns"]))}
-        if len(self.done) != len(entries):
-            rewrite_jsonl(self.path, self.done.values())
-        self._fh = self.path.open("ab")
+        digests = {episode_key(r): episode_digest(r) for r in self.run.records()}
+
+        def keep(entry: dict[str, Any]) -> bool:
+            check_judge([entry], self.identity, self.path)
+            # A verdict about an episode replayed since no longer applies to it.
+            current = digests.get(episode_key(entry)) == entry.get("episode_digest")
+            return current and not (self.retry_errors and any(t.get("error") for t in entry["turns"]))
+
+        self._store.open(keep)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        self._store.close()
 
     def pending(self) -> list[dict[str, Any]]:
         """Finished episodes with at least one turn that this judge has not judged yet."""
@@ -186,14 +131,7 @@ class JudgeFile:
 
     def append(self, entry: dict[str, Any]) -> None:
         """Write one episode's judgement as a single flushed line."""
-        if self._fh is None:
-            raise RuntimeError("JudgeFile is not open")
-        key = episode_key(entry)
-        if key in self.done:
-            raise ValueError(f"episode {key} is already judged in {self.path}")
-        self._fh.write(jsonl_line(entry))
-        self._fh.flush()
-        self.done[key] = entry
+        self._store.append(entry)
 
 
 @dataclass
@@ -282,22 +220,3 @@ async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None 
     finally:
         if owned:
             await judge_agent.aclose()
-
-
-def merge_judgements(shard_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> int:
-    """Copy the shards' current verdicts into the merged run ``out``; return how many episodes had one.
-
-    All shards that were judged must have been judged by the same judge.
-    """
-    from ragen_eval.run_dir import load_run
-
-    _, records = load_run(out)
-    entries = [e for d in shard_dirs for e in read_judgements(d)]
-    if not entries:
-        return 0
-    judges = {json.dumps(e.get("judge"), sort_keys=True) for e in entries}
-    if len(judges) > 1:
-        raise ConfigMismatchError(f"the shards were judged by different judges: {sorted(judges)}")
-    current = current_judgements(records, entries)
-    rewrite_jsonl(Path(out) / JUDGE_FILE, current.values())
-    return len(current)

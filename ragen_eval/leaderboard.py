@@ -1,16 +1,15 @@
 """Leaderboards: one row per run, written as Markdown, CSV, JSON, a self-contained HTML page and plots.
 
-Random and oracle rows are always present: when the given runs lack a built-in baseline on their
-levels, :func:`build_leaderboard` plays it (fast, no model) into ``baselines_dir`` first. Every
-figure is recomputed from the runs' ``episodes.jsonl``, and the output carries no timestamp, so
-regenerating an unchanged leaderboard changes no file.
+A leaderboard only reads run directories; it never plays. The random and oracle rows it ranks
+beside a model come from ``ragen-eval baselines`` (:func:`ragen_eval.runner.play_baselines`), a
+separate step run first. Every figure is recomputed from the runs' ``episodes.jsonl``, and the
+output carries no timestamp, so regenerating an unchanged leaderboard changes no file.
 """
 
 from __future__ import annotations
 
 import base64
 import csv
-import hashlib
 import html
 import io
 import json
@@ -19,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_eval.config import BUILTIN_MODELS, EvalConfig
+import numpy as np
+
+from ragen_eval.judgements import load_judgements
 from ragen_eval.results_table import CONSISTENCY_COLUMNS, JUDGE_COLUMNS, fmt, markdown_table
-from ragen_eval.run_dir import load_run
+from ragen_eval.run_dir import level_set_key, load_run
 from ragen_eval.stats import mcnemar_test
+from ragen_eval.summary import build_summary
 
 
 @dataclass
@@ -35,57 +37,13 @@ class Leaderboard:
     judged: bool = False  # some run was judged: add the rule/judge agreement columns
 
 
-def _level_set(config: EvalConfig) -> dict[str, Any]:
-    """What decides which levels a run plays and how: runs with equal level sets are paired."""
-    return {"split": config.split, "seed_start": config.seed_start, "protocol": config.protocol,
-            "env_configs": config.env_configs, "levels_sha256": config.levels_sha256,
-            "levels_limit": config.levels_limit}
-
-
-def _level_key(config: EvalConfig) -> str:
-    return hashlib.sha256(json.dumps(_level_set(config), sort_keys=True).encode()).hexdigest()[:8]
-
-
-def ensure_baselines(configs: list[EvalConfig], baselines_dir: Path, progress: bool = True) -> list[Path]:
-    """Play random and oracle on every level set of ``configs`` that lacks them; return their run dirs."""
-    from ragen_eval.runner import evaluate
-
-    groups: dict[str, list[EvalConfig]] = {}
-    for config in configs:
-        groups.setdefault(_level_key(config), []).append(config)
-    made = []
-    for key, members in groups.items():
-        envs = list(dict.fromkeys(env for c in members for env in c.envs))
-        episodes = max(c.episodes for c in members)
-        for model in BUILTIN_MODELS:
-            if any(c.model == model and c.resolved_backend() == "builtin" and set(envs) <= set(c.envs)
-                   and c.episodes >= episodes for c in members):
-                continue
-            base = members[0]
-            config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
-                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs,
-                                levels=base.levels, levels_limit=base.levels_limit)
-            path = baselines_dir / f"{config.run_name()}__{key}"
-            evaluate(config, path, progress=progress)
-            made.append(path)
-    return made
-
-
-def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Path | None = None,
-                      progress: bool = True) -> Leaderboard:
-    """Load the runs (adding missing baselines when ``baselines_dir`` is given) and rank them."""
-    from ragen_eval.judging import load_judgements
-    from ragen_eval.runner import build_summary
-
+def build_leaderboard(run_dirs: list[str | os.PathLike[str]]) -> Leaderboard:
+    """Load the run directories (read-only) and rank them."""
     if not run_dirs:
         raise ValueError("leaderboard needs at least one run directory")
-    paths = [Path(p) for p in run_dirs]
-    loaded = [(p, *load_run(p)) for p in paths]
-    if baselines_dir is not None:
-        for path in ensure_baselines([c for _, c, _ in loaded], baselines_dir, progress):
-            loaded.append((path, *load_run(path)))
+    loaded = [(Path(p), *load_run(p)) for p in run_dirs]
     envs = list(dict.fromkeys(env for _, c, _ in loaded for env in c.envs))
-    randoms = {_level_key(c): r for _, c, r in loaded if c.model == "random" and c.resolved_backend() == "builtin"}
+    randoms = {level_set_key(c): r for _, c, r in loaded if c.model == "random" and c.resolved_backend() == "builtin"}
     rows = []
     for path, config, records in loaded:
         summary = build_summary(config, records, load_judgements(path, records))
@@ -107,7 +65,7 @@ def build_leaderboard(run_dirs: list[str | os.PathLike[str]], baselines_dir: Pat
             "consistency": overall.get("consistency") or {},
             "judge": summary.get("judge"),
             "judge_agreement": overall.get("judge_agreement"),
-            "mcnemar_p_vs_random": _p_vs(records, randoms.get(_level_key(config))),
+            "mcnemar_p_vs_random": _p_vs(records, randoms.get(level_set_key(config))),
         }
         rows.append(row)
     rows.sort(key=lambda r: (-(r["macro_success"] or 0.0), r["model"], r["run"]))
@@ -225,7 +183,6 @@ def _success_plot(board: Leaderboard) -> bytes:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(board.envs) * max(1, len(board.rows)) / 2), 4))
     width = 0.8 / max(1, len(board.rows))

@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ragen_envs.certificate import Certificate
+
 from ragen_eval.stats import wilson_interval
 
 #: Failure categories, in the order used to pick one primary cause for a failed episode: first
@@ -47,19 +49,11 @@ def count_pretokens(text: str | None) -> int:
     return sum(1 for piece in _PRETOKEN.findall(text) if piece.strip())
 
 
-def optimal_steps(certificate: dict[str, Any] | None) -> int | None:
-    """The fewest actions that solve the level, read from its certificate (None if unknown)."""
-    if not certificate:
-        return None
-    for key in ("optimal_steps", "shortest_path_length", "moves", "num_moves", "optimal_length"):
-        value = certificate.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return int(value)
-    for key in ("solution", "moves", "actions", "shortest_path"):
-        value = certificate.get(key)
-        if isinstance(value, (list, tuple, str)):
-            return len(value)
-    return None
+def optimal_steps(certificate: Mapping[str, Any] | None) -> int | None:
+    """The fewest actions that solve the level: the ``optimal_steps`` of a record's certificate (the
+    dict form of :class:`ragen_envs.certificate.Certificate`); None without a certificate or when the
+    game does not know it. A certificate without the typed fields raises a ValueError naming them."""
+    return Certificate.from_dict(certificate).optimal_steps if certificate else None
 
 
 def _think_text(turn: dict[str, Any]) -> str:
@@ -192,6 +186,28 @@ def aggregate(per_episode: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+#: The scalar numbers of an :func:`aggregate` group that a curve can follow. ``ragen-train`` logs
+#: exactly these for its rollouts (``rollout/<key>``) and its validation runs (``eval/<key>``), so a
+#: training curve and a leaderboard number with the same name are the same number.
+HEADLINE_KEYS: tuple[str, ...] = (
+    "episodes", "success_rate", "success_stderr", "mean_reward", "efficiency", "format_error_rate", "mean_turns",
+    "mean_actions", "actions_per_turn", "think_words_per_turn", "think_tokens_per_turn",
+    "think_tokens_per_optimal_step", "completion_tokens_per_turn",
+)
+#: Thought-state consistency ratios (``ragen_eval.consistency``) logged beside :data:`HEADLINE_KEYS`.
+CONSISTENCY_KEYS: tuple[str, ...] = ("claim_accuracy", "hallucination_rate", "plan_answer_agreement")
+
+
+def headline_metrics(group: Mapping[str, Any]) -> dict[str, Any]:
+    """The :data:`HEADLINE_KEYS` of one :func:`summarize` group (``summary["overall"]`` or a per-env
+    entry), then its :data:`CONSISTENCY_KEYS` when it was scored for consistency: one flat dict."""
+    out = {key: group.get(key) for key in HEADLINE_KEYS}
+    consistency = group.get("consistency")
+    if consistency is not None:
+        out.update({key: consistency.get(key) for key in CONSISTENCY_KEYS})
+    return out
+
+
 def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
     reported = [m for m in per_episode if m[key] is not None]
     turns = sum(m["turns"] for m in reported)
@@ -201,7 +217,7 @@ def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
 def _consistency_functions() -> tuple[Callable, Callable] | None:
     """``ragen_eval.consistency``'s (score_episode, aggregate); tests of hand-built records without
     game states replace this to leave consistency out."""
-    from ragen_eval.consistency import aggregate as combine, score_episode
+    from ragen_eval.consistency.scoring import aggregate as combine, score_episode
 
     return score_episode, combine
 
@@ -212,9 +228,9 @@ def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = No
 
     ``overall`` pools every episode (so envs with more episodes weigh more); ``macro_success_rate``
     is the plain mean of the per-env success rates. ``judgements`` (``judge.jsonl`` lines keyed by
-    ``(env, seed)``, see :mod:`ragen_eval.judging`) add ``judge_agreement`` per env and overall.
+    ``(env, seed)``, see :mod:`ragen_eval.judgements`) add ``judge_agreement`` per env and overall.
     """
-    from ragen_eval.judging import judge_metrics
+    from ragen_eval.judgements import judge_metrics
 
     envs = list(envs) if envs is not None else list(dict.fromkeys(r["env"] for r in records))
     consistency = _consistency_functions()

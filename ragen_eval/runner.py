@@ -1,5 +1,9 @@
 """The async runner: play every pending (env, seed) of a run through an agent, append each episode.
 
+The runner plays and :mod:`ragen_eval.summary` summarises. Besides a model's own run, the runner
+plays the random and oracle baselines that a leaderboard ranks beside it (:func:`play_baselines`,
+``ragen-eval baselines``); the leaderboard itself only reads run directories.
+
 ``concurrency`` workers pull episodes from one queue; each plays its episode turn by turn, so an
 HTTP backend sees up to ``concurrency`` requests in flight and a batching backend (vLLM) sees
 that many prompts per turn. A request that fails for good (``Completion.error``) ends only its
@@ -13,18 +17,21 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragen_envs.text import TextEpisode
+
+from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, Completion
-from ragen_eval.config import EvalConfig
-from ragen_eval.judging import (JUDGE_FILE, JudgeConfig, JudgeStats, check_judge, judge_run_dir, load_judgements,
-                                read_judgements)
-from ragen_eval.metrics import summarize
-from ragen_eval.run_dir import RunDir, load_run
+from ragen_eval.config import BUILTIN_MODELS, EvalConfig
+from ragen_eval.judgements import JUDGE_FILE, check_judge, read_judgements
+from ragen_eval.judging import JudgeConfig, JudgeStats, judge_run_dir
+from ragen_eval.local_server import local_server
+from ragen_eval.run_dir import RunDir, level_set_key, load_run
 from ragen_eval.stored_replies import cap_stored_texts
+from ragen_eval.summary import write_summary
 
 
 @dataclass
@@ -65,8 +72,6 @@ def _describe(err: BaseException) -> str:
 
 async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) -> dict[str, Any]:
     """Play one episode to the end; return its record (with ``error`` set if it was cut short)."""
-    from ragen_envs.text import TextEpisode
-
     try:
         # Level generation (e.g. the Sokoban solver) can take a while; keep the event loop free.
         game, env_config = config.game_of(env)
@@ -162,52 +167,6 @@ def _progress_bar(config: EvalConfig, total: int, initial: int, enabled: bool):
                 dynamic_ncols=True, file=sys.stderr)
 
 
-def write_summary(run: RunDir) -> dict[str, Any]:
-    """Compute the summary from the run's episodes (and judge verdicts) and write ``summary.json``."""
-    records = run.records()
-    summary = build_summary(run.config, records, load_judgements(run.path, records))
-    run.write_summary(summary)
-    return summary
-
-
-def build_summary(config: EvalConfig, records: list[dict[str, Any]],
-                  judgements: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The summary of a run: identity, completeness and metrics (a pure function of the episodes
-    and, when the run was judged, of the judge's current verdicts; see :mod:`ragen_eval.judging`)."""
-    expected = len(config.work_items())
-    summary = {
-        "model": config.model,
-        "backend": config.resolved_backend(),
-        "split": config.split,
-        "envs": config.envs,
-        "episodes_per_env": config.episodes,
-        "shard": list(config.shard) if config.shard else None,
-        "episodes_done": len(records),
-        "episodes_expected": expected,
-        "complete": len(records) == expected,
-        **({"levels": config.levels, "levels_sha256": config.levels_sha256} if config.levels is not None else {}),
-        **summarize(records, config.envs, judgements),
-    }
-    if judgements is not None:
-        summary["judge"] = _judge_coverage(records, judgements)
-    return summary
-
-
-def _judge_coverage(records: list[dict[str, Any]],
-                    judgements: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, Any]:
-    identities = [j["judge"] for j in judgements.values()]
-    playable = [r for r in records if r.get("turns")]
-    return {**(identities[0] if identities else {"model": None, "backend": None}),
-            "episodes_judged": len(judgements), "episodes_to_judge": len(playable),
-            "complete": all((r["env"], int(r["seed"])) in judgements for r in playable)}
-
-
-def summary_of(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Recompute a run directory's summary from its ``episodes.jsonl`` and ``judge.jsonl`` (read-only)."""
-    config, records = load_run(path)
-    return build_summary(config, records, load_judgements(path, records))
-
-
 async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *, agent: Agent | None = None,
                          progress: bool = True, retry_errors: bool = False, judge: JudgeConfig | None = None,
                          judge_agent: Agent | None = None) -> tuple[dict[str, Any], RunStats]:
@@ -225,8 +184,6 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
         if agent is not None:
             stats = await run_pending(agent, run, progress=progress)
         elif config.local_server:
-            from ragen_eval.local_server import local_server
-
             with local_server(config.model, config.server_args) as url:
                 stats = await _run_with_agent(config, [url], run, progress)
         else:
@@ -253,8 +210,6 @@ def judge(run_path: str | os.PathLike[str], judge_config: JudgeConfig,
 
 
 async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir, progress: bool) -> RunStats:
-    from ragen_eval.agents import make_agent
-
     api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
     agent = make_agent(config.resolved_backend(), config.model, base_urls=base_urls, api_key=api_key,
                        concurrency=config.concurrency, timeout=config.timeout, max_retries=config.max_retries,
@@ -269,3 +224,33 @@ async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir,
 def evaluate(config: EvalConfig, run_path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], RunStats]:
     """Synchronous wrapper of :func:`evaluate_async`."""
     return asyncio.run(evaluate_async(config, run_path, **kwargs))
+
+
+def play_baselines(run_dirs: list[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
+                   progress: bool = True) -> list[Path]:
+    """Play (or resume) random and oracle on every level set of ``run_dirs`` that lacks them, under ``out_dir``.
+
+    Runs are grouped by :func:`~ragen_eval.run_dir.level_set_key`; a group that already holds a
+    built-in baseline covering its envs and episodes gets none. Returns the baseline run
+    directories, to be ranked beside ``run_dirs`` by ``ragen-eval leaderboard``.
+    """
+    groups: dict[str, list[EvalConfig]] = {}
+    for path in run_dirs:
+        config, _ = load_run(path)
+        groups.setdefault(level_set_key(config), []).append(config)
+    made = []
+    for key, members in groups.items():
+        envs = list(dict.fromkeys(env for c in members for env in c.envs))
+        episodes = max(c.episodes for c in members)
+        for model in BUILTIN_MODELS:
+            if any(c.model == model and c.resolved_backend() == "builtin" and set(envs) <= set(c.envs)
+                   and c.episodes >= episodes for c in members):
+                continue
+            base = members[0]
+            config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
+                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs,
+                                levels=base.levels, levels_limit=base.levels_limit)
+            path = Path(out_dir) / f"{config.run_name()}__{key}"
+            evaluate(config, path, progress=progress)
+            made.append(path)
+    return made

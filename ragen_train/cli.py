@@ -5,7 +5,8 @@
     torchrun --nproc_per_node 2 -m ragen_train.cli --config FILE       # DDP (gloo on CPU, NCCL on GPU)
 
 ``key=value`` overrides any field of :class:`ragen_train.config.TrainConfig` (dotted keys reach into
-``env_config`` and ``protocol``); ``--help-config`` lists them all with their defaults.
+``env_config`` and ``protocol``, values are YAML scalars: the one grammar of :mod:`ragen_envs.overrides`,
+shared with ``ragen-eval`` and ``ragen-train sft``); ``--help-config`` lists them all with their defaults.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from ragen_train.config import config_help, load_config
+from ragen_envs.config_docs import config_help, game_config_help
+from ragen_train.config import TrainConfig, load_config
 
 #: Modules of the ``[train]`` extra that every ragen-train command needs.
 TRAIN_MODULES = ("torch", "transformers", "yaml")
@@ -29,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Subcommand: `ragen-train sft --help` for the supervised warm start.",
         allow_abbrev=False)  # no prefix matching: a shortened or misspelt flag is an error, not another flag
     parser.add_argument("--config", default=None, help="YAML file of TrainConfig fields (see configs/)")
-    parser.add_argument("--help-config", action="store_true", help="list every config key with default and help")
+    parser.add_argument("--help-config", action="store_true",
+                        help="list every config key with default and help, and the game config of env=NAME")
     parser.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
     parser.add_argument("overrides", nargs="*", metavar="key=value", help="config overrides; they win over the file")
     return parser
@@ -47,14 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return sft.main(argv[1:])
     args = build_parser().parse_args(argv)
-    if args.help_config:
-        print(config_help())
-        return 0
     try:
         config = load_config(args.config, args.overrides)
     except (ValueError, TypeError, FileNotFoundError) as exc:
         print(f"ragen-train: error: {exc}", file=sys.stderr)
         return 2
+    if args.help_config:
+        print(config_help(TrainConfig))
+        print(f"game config of {config.env} (env_config.KEY=VALUE), with the preset's values and env_config:")
+        print(game_config_help(config.env, config.env_config))
+        return 0
     if args.print_config:
         import yaml
 

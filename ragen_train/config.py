@@ -1,7 +1,7 @@
 """The one training config: a flat dataclass, presets, YAML files and ``key=value`` overrides.
 
 Resolution order (later wins): dataclass defaults -> the preset named by ``preset`` -> the YAML file
--> command-line ``key=value`` pairs. The preset only supplies defaults, so ``preset: starpo`` with
+-> command-line ``key=value`` pairs (the grammar of :mod:`ragen_envs.overrides`). The preset only supplies defaults, so ``preset: starpo`` with
 ``kl_coef: 0.0`` in the same file keeps the explicit ``0.0``. Every run writes the resolved config
 to ``<run_dir>/config.yaml`` (see :func:`save_config`).
 
@@ -12,13 +12,14 @@ trainer it extends) for real models; tiny models need larger learning rates (doc
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any
 
-from ragen_envs.config_dicts import require_ints
+from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields, require_ints
+from ragen_envs.overrides import merge_values, parse_overrides
+from ragen_envs.text import ProtocolConfig
 from ragen_train.game_settings import check_game_settings
 
 ADVANTAGE_ESTIMATORS = ("gae", "gae-turn", "grpo", "drgrpo")
@@ -31,88 +32,159 @@ ROLLOUT_ENGINES = ("hf", "vllm")
 
 @dataclass
 class TrainConfig:
-    """Everything one ``ragen-train`` run needs; every field has a one-line help string."""
+    """Everything one ``ragen-train`` run needs; every field has a one-line help string (its attribute docstring)."""
 
     # --- run ---
-    preset: str = field(default="starpo-s", metadata={"help": "starpo or starpo-s; supplies defaults (see PRESETS)"})
-    run_name: str | None = field(default=None, metadata={"help": "run directory name; default {env}__{preset}__{seed}, so rerunning a command resumes its run"})
-    output_dir: str = field(default="runs/train", metadata={"help": "parent directory of run directories"})
-    seed: int = field(default=0, metadata={"help": "seeds rollout sampling, training seeds and init"})
-    total_steps: int = field(default=200, metadata={"help": "training steps (one rollout + one update each); RAGEN: 200"})
-    resume: bool = field(default=True, metadata={"help": "continue from the latest checkpoint in the run dir, if any"})
-    allow_config_change: bool = field(default=False, metadata={"help": "let a rerun on an existing run dir change its config (the old config.yaml is kept beside it); otherwise it is refused"})
-    device: str = field(default="cpu", metadata={"help": "torch device; with torchrun, cuda means cuda:LOCAL_RANK"})
+    preset: str = "starpo-s"
+    """starpo or starpo-s; supplies defaults (see PRESETS)"""
+    run_name: str | None = None
+    """run directory name; default {env}__{preset}__{seed}, so rerunning a command resumes its run"""
+    output_dir: str = "runs/train"
+    """parent directory of run directories"""
+    seed: int = 0
+    """seeds rollout sampling, training seeds and init"""
+    total_steps: int = 200
+    """training steps (one rollout + one update each); RAGEN: 200"""
+    resume: bool = True
+    """continue from the latest checkpoint in the run dir, if any"""
+    allow_config_change: bool = False
+    """let a rerun on an existing run dir change its config (the old config.yaml is kept beside it); otherwise it is refused"""
+    device: str = "cpu"
+    """torch device; with torchrun, cuda means cuda:LOCAL_RANK"""
 
     # --- model ---
-    model: str = field(default="tiny", metadata={"help": "a transformers causal-LM path, or 'tiny' (built by ragen_train.tiny)"})
-    tiny_hidden_size: int = field(default=128, metadata={"help": "hidden size when model=tiny"})
-    tiny_num_layers: int = field(default=2, metadata={"help": "layers when model=tiny"})
-    critic: str = field(default="separate", metadata={"help": "separate (own backbone, as RAGEN/verl), shared (value head on the actor), none"})
-    gradient_checkpointing: bool = field(default=False, metadata={"help": "trade compute for memory on real models"})
+    model: str = "tiny"
+    """a transformers causal-LM path, or 'tiny' (built by ragen_train.tiny)"""
+    tiny_hidden_size: int = 128
+    """hidden size when model=tiny"""
+    tiny_num_layers: int = 2
+    """layers when model=tiny"""
+    critic: str = "separate"
+    """separate (own backbone, as RAGEN/verl), shared (value head on the actor), none"""
+    gradient_checkpointing: bool = False
+    """trade compute for memory on real models"""
 
     # --- environment and rollout ---
-    env: str = field(default="bandit", metadata={"help": "ragen_envs preset name, e.g. bandit, frozenlake, simple_sokoban"})
-    env_config: dict[str, Any] = field(default_factory=dict, metadata={"help": "overrides of the game's config dataclass"})
-    protocol: dict[str, Any] = field(default_factory=dict, metadata={"help": "overrides of ragen_envs.text.ProtocolConfig"})
-    env_groups: int = field(default=8, metadata={"help": "P: initial states per step (RAGEN es_manager.train.env_groups=8)"})
-    group_size: int = field(default=16, metadata={"help": "N: responses per initial state, sharing its seed (RAGEN group_size=16)"})
-    temperature: float = field(default=1.0, metadata={"help": "rollout sampling temperature (RAGEN: 1.0); the update's log-probs use it too"})
-    top_p: float = field(default=1.0, metadata={"help": "rollout nucleus sampling"})
-    max_new_tokens: int = field(default=128, metadata={"help": "response tokens per turn"})
-    max_seq_len: int = field(default=4096, metadata={"help": "whole multi-turn sequence cap; an episode that would pass it ends"})
-    rollout_batch_size: int = field(default=64, metadata={"help": "sequences per generate() call"})
-    rollout_engine: str = field(default="hf", metadata={"help": "hf (transformers generate, KV cache) or vllm (in-process vllm.LLM, actor weights synced every step; one process only)"})
-    vllm_gpu_memory_utilization: float = field(default=0.3, metadata={"help": "rollout_engine=vllm: fraction of GPU memory (host memory on vLLM's CPU build) vLLM reserves for its weights and KV cache; training uses the rest"})
-    vllm_enforce_eager: bool = field(default=True, metadata={"help": "rollout_engine=vllm: no CUDA graphs (faster start, less memory); false can speed up long GPU runs"})
+    env: str = "bandit"
+    """ragen_envs preset name, e.g. bandit, frozenlake, simple_sokoban"""
+    env_config: dict[str, Any] = field(default_factory=dict)
+    """overrides of the game's config dataclass"""
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    """the text protocol (ragen_envs.text.ProtocolConfig); budgets left null come from the game; config.yaml stores the fields that differ from the defaults"""
+    env_groups: int = 8
+    """P: initial states per step (RAGEN es_manager.train.env_groups=8)"""
+    group_size: int = 16
+    """N: responses per initial state, sharing its seed (RAGEN group_size=16)"""
+    temperature: float = 1.0
+    """rollout sampling temperature (RAGEN: 1.0); the update's log-probs use it too"""
+    top_p: float = 1.0
+    """rollout nucleus sampling"""
+    max_new_tokens: int = 128
+    """response tokens per turn"""
+    max_seq_len: int = 4096
+    """whole multi-turn sequence cap; an episode that would pass it ends"""
+    rollout_batch_size: int = 64
+    """sequences per generate() call"""
+    rollout_engine: str = "hf"
+    """hf (transformers generate, KV cache) or vllm (in-process vllm.LLM, actor weights synced every step; one process only)"""
+    vllm_gpu_memory_utilization: float = 0.3
+    """rollout_engine=vllm: fraction of GPU memory (host memory on vLLM's CPU build) vLLM reserves for its weights and KV cache; training uses the rest"""
+    vllm_enforce_eager: bool = True
+    """rollout_engine=vllm: no CUDA graphs (faster start, less memory); false can speed up long GPU runs"""
 
     # --- advantages ---
-    advantage_estimator: str = field(default="gae", metadata={"help": "gae | gae-turn | grpo | drgrpo (RAGEN default: gae)"})
-    gamma: float = field(default=1.0, metadata={"help": "discount (RAGEN: 1.0)"})
-    lam: float = field(default=1.0, metadata={"help": "GAE lambda (RAGEN: 1.0)"})
-    whiten_advantages: bool = field(default=True, metadata={"help": "normalise GAE advantages over the batch's tokens (verl does)"})
-    norm_adv_eps: float = field(default=1e-6, metadata={"help": "epsilon in GRPO's std normalisation (verl: 1e-6)"})
-    reward_placement: str = field(default="episode-end", metadata={"help": "episode-end: the episode's return on its last sampled token (RAGEN default); turn-end: each turn's reward on that turn's last token"})
-    reward_scale: float = field(default=1.0, metadata={"help": "multiplies every reward before advantages and value targets; <1 keeps large returns (Sokoban's +10) within reach of value_clip"})
+    advantage_estimator: str = "gae"
+    """gae | gae-turn | grpo | drgrpo (RAGEN default: gae)"""
+    gamma: float = 1.0
+    """discount (RAGEN: 1.0)"""
+    lam: float = 1.0
+    """GAE lambda (RAGEN: 1.0)"""
+    whiten_advantages: bool = True
+    """normalise GAE advantages over the batch's tokens (verl does)"""
+    norm_adv_eps: float = 1e-6
+    """epsilon in GRPO's std normalisation (verl: 1e-6)"""
+    reward_placement: str = "episode-end"
+    """episode-end: the episode's return on its last sampled token (RAGEN default); turn-end: each turn's reward on that turn's last token"""
+    reward_scale: float = 1.0
+    """multiplies every reward before advantages and value targets; <1 keeps large returns (Sokoban's +10) within reach of value_clip"""
 
     # --- filtering (StarPO-S) ---
-    rollout_filter_ratio: float = field(default=0.25, metadata={"help": "fraction of groups kept, top by raw reward std (RAGEN: 0.25); 1.0 = no filter"})
-    filter_drop_zero_spread: bool = field(default=False, metadata={"help": "drop kept groups whose rewards all agree, even if fewer than the ratio survive (RAGEN keeps the top fraction whatever: false)"})
-    zero_spread_quota: float = field(default=0.0, metadata={"help": "extra fraction of groups kept among zero-spread ones (remedy: hardest states still train the critic)"})
-    hard_state_retries: int = field(default=0, metadata={"help": "replay a group with no successful rollout up to this many times; the first replay with a success replaces it (remedy 2)"})
+    rollout_filter_ratio: float = 0.25
+    """fraction of groups kept, top by raw reward std (RAGEN: 0.25); 1.0 = no filter"""
+    filter_drop_zero_spread: bool = False
+    """drop kept groups whose rewards all agree, even if fewer than the ratio survive (RAGEN keeps the top fraction whatever: false)"""
+    zero_spread_quota: float = 0.0
+    """extra fraction of groups kept among zero-spread ones (remedy: hardest states still train the critic)"""
+    hard_state_retries: int = 0
+    """replay a group with no successful rollout up to this many times; the first replay with a success replaces it (remedy 2)"""
 
     # --- loss ---
-    clip_ratio_low: float = field(default=0.2, metadata={"help": "PPO clip below 1 (RAGEN: 0.2)"})
-    clip_ratio_high: float = field(default=0.28, metadata={"help": "PPO clip above 1, clip-higher (RAGEN StarPO-S: 0.28)"})
-    loss_agg_mode: str = field(default="token-mean", metadata={"help": "token-mean | seq-mean-token-sum | seq-mean-token-mean (RAGEN: token-mean)"})
-    entropy_coeff: float = field(default=0.001, metadata={"help": "entropy bonus (RAGEN: 0.001)"})
-    kl_coef: float = field(default=0.0, metadata={"help": "KL loss to a frozen reference; 0 disables it (StarPO-S: 0, StarPO: 0.001)"})
-    kl_type: str = field(default="low_var_kl", metadata={"help": "low_var_kl (k3) | kl (k1) | mse (k2) (verl: low_var_kl)"})
-    value_clip: float = field(default=0.5, metadata={"help": "value-loss clip range (verl cliprange_value: 0.5)"})
-    value_coef: float = field(default=1.0, metadata={"help": "weight of the value loss when critic=shared"})
-    grad_clip: float = field(default=1.0, metadata={"help": "max grad norm, actor and critic separately (RAGEN: 1.0)"})
-    actor_lr: float = field(default=1e-6, metadata={"help": "AdamW lr of the policy (RAGEN: 1e-6; tiny models: ~1e-4)"})
-    critic_lr: float = field(default=1e-5, metadata={"help": "AdamW lr of the critic (RAGEN: 1e-5; tiny models: ~1e-3)"})
-    weight_decay: float = field(default=0.01, metadata={"help": "AdamW weight decay (verl: 0.01)"})
-    ppo_epochs: int = field(default=1, metadata={"help": "passes over each batch (RAGEN: 1)"})
-    ppo_mini_batches: int = field(default=4, metadata={"help": "optimizer steps per epoch: the filtered batch is cut into this many mini-batches (RAGEN: 128 / 32 = 4), so StarPO and StarPO-S take the same number of steps"})
-    ppo_mini_batch_size: int | None = field(default=None, metadata={"help": "sequences per optimizer step; when set it replaces ppo_mini_batches (the step count then depends on how many sequences the filter keeps)"})
-    micro_batch_size: int = field(default=4, metadata={"help": "sequences per forward/backward (RAGEN: 4)"})
+    clip_ratio_low: float = 0.2
+    """PPO clip below 1 (RAGEN: 0.2)"""
+    clip_ratio_high: float = 0.28
+    """PPO clip above 1, clip-higher (RAGEN StarPO-S: 0.28)"""
+    loss_agg_mode: str = "token-mean"
+    """token-mean | seq-mean-token-sum | seq-mean-token-mean (RAGEN: token-mean)"""
+    entropy_coeff: float = 0.001
+    """entropy bonus (RAGEN: 0.001)"""
+    kl_coef: float = 0.0
+    """KL loss to a frozen reference; 0 disables it (StarPO-S: 0, StarPO: 0.001)"""
+    kl_type: str = "low_var_kl"
+    """low_var_kl (k3) | kl (k1) | mse (k2) (verl: low_var_kl)"""
+    value_clip: float = 0.5
+    """value-loss clip range (verl cliprange_value: 0.5)"""
+    value_coef: float = 1.0
+    """weight of the value loss when critic=shared"""
+    grad_clip: float = 1.0
+    """max grad norm, actor and critic separately (RAGEN: 1.0)"""
+    actor_lr: float = 1e-6
+    """AdamW lr of the policy (RAGEN: 1e-6; tiny models: ~1e-4)"""
+    critic_lr: float = 1e-5
+    """AdamW lr of the critic (RAGEN: 1e-5; tiny models: ~1e-3)"""
+    weight_decay: float = 0.01
+    """AdamW weight decay (verl: 0.01)"""
+    ppo_epochs: int = 1
+    """passes over each batch (RAGEN: 1)"""
+    ppo_mini_batches: int = 4
+    """optimizer steps per epoch: the filtered batch is cut into this many mini-batches (RAGEN: 128 / 32 = 4), so StarPO and StarPO-S take the same number of steps"""
+    ppo_mini_batch_size: int | None = None
+    """sequences per optimizer step; when set it replaces ppo_mini_batches (the step count then depends on how many sequences the filter keeps)"""
+    micro_batch_size: int = 4
+    """sequences per forward/backward (RAGEN: 4)"""
 
     # --- logging, evaluation, checkpoints, collapse alert ---
-    log_every: int = field(default=1, metadata={"help": "print a metrics line every k steps"})
-    plot_every: int = field(default=10, metadata={"help": "redraw metrics.png every k steps (0: only at the end)"})
-    eval_every: int = field(default=0, metadata={"help": "evaluate on fixed val seeds every k steps (0: never)"})
-    eval_episodes: int = field(default=32, metadata={"help": "validation episodes per evaluation"})
-    eval_temperature: float = field(default=0.5, metadata={"help": "validation sampling temperature (ragen-eval's default 0.5; 0: greedy)"})
-    save_every: int = field(default=50, metadata={"help": "checkpoint every k steps (and at the end); 0: only at the end"})
-    keep_checkpoints: int = field(default=2, metadata={"help": "how many step checkpoints to keep"})
-    collapse_window: int = field(default=5, metadata={"help": "steps that define the early reward-std level"})
-    collapse_std_ratio: float = field(default=0.1, metadata={"help": "alert when in-group reward std < this fraction of its early level"})
-    collapse_grad_spike: float = field(default=10.0, metadata={"help": "alert when grad norm > this times its running median"})
-    early_stop_on_collapse: bool = field(default=False, metadata={"help": "stop the run at the first collapse alert"})
-    target_success: float | None = field(default=None, metadata={"help": "stop once the step's mean success reaches this for `collapse_window` steps"})
+    log_every: int = 1
+    """print a metrics line every k steps"""
+    plot_every: int = 10
+    """redraw metrics.png every k steps (0: only at the end)"""
+    eval_every: int = 0
+    """evaluate on fixed val seeds every k steps (0: never)"""
+    eval_episodes: int = 32
+    """validation episodes per evaluation"""
+    eval_temperature: float = 0.5
+    """validation sampling temperature (ragen-eval's default 0.5; 0: greedy)"""
+    save_rollouts: bool = False
+    """write each step's rollouts to rollouts/step_N/, a directory `ragen-eval show` opens"""
+    save_every: int = 50
+    """checkpoint every k steps (and at the end); 0: only at the end"""
+    keep_checkpoints: int = 2
+    """how many step checkpoints to keep"""
+    collapse_window: int = 5
+    """steps that define the early reward-std level"""
+    collapse_std_ratio: float = 0.1
+    """alert when in-group reward std < this fraction of its early level"""
+    collapse_grad_spike: float = 10.0
+    """alert when grad norm > this times its running median"""
+    early_stop_on_collapse: bool = False
+    """stop the run at the first collapse alert"""
+    target_success: float | None = None
+    """stop once the step's mean success reaches this for `collapse_window` steps"""
 
     def __post_init__(self) -> None:
+        try:  # a dict of protocol fields, as TrainConfig(protocol={"max_turns": 3}) gives
+            self.protocol = coerce_config(ProtocolConfig, self.protocol)
+        except (ValueError, TypeError) as err:
+            raise type(err)(f"protocol: {err}") from None
         self.validate()
 
     def validate(self) -> None:
@@ -163,9 +235,8 @@ class TrainConfig:
                              f"({self.ppo_mini_batch_size})")
         if self.target_success is not None and not 0.0 < self.target_success <= 1.0:
             raise ValueError(f"target_success must be in (0, 1] or null, got {self.target_success!r}")
-        for name in ("env_config", "protocol"):
-            if not isinstance(getattr(self, name), dict):
-                raise TypeError(f"{name} must be a mapping, got {type(getattr(self, name)).__name__}")
+        if not isinstance(self.env_config, dict):
+            raise TypeError(f"env_config must be a mapping, got {type(self.env_config).__name__}")
         check_game_settings(self.env, self.env_config, self.protocol)
 
     @property
@@ -187,8 +258,20 @@ class TrainConfig:
         return [base + 1] * extra + [base] * (parts - extra)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain dict of every field, as written to the run's config.yaml."""
-        return dataclasses.asdict(self)
+        """Plain dict of every field, as written to the run's config.yaml (``protocol``: its non-default fields)."""
+        return {**dataclasses.asdict(self), "protocol": non_default_fields(self.protocol)}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> TrainConfig:
+        """Build a config from explicit values over the defaults of the preset they name.
+
+        Read by :func:`ragen_envs.config_dicts.config_from_dict`: unknown keys and values of the
+        wrong type are errors naming the field.
+        """
+        preset = values.get("preset", cls.preset)
+        if not isinstance(preset, str) or preset not in PRESETS:
+            raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
+        return config_from_dict(cls, {**PRESETS[preset], **values})
 
 
 #: Named algorithm settings from RAGEN. StarPO: PPO with a symmetric clip, KL to a reference, no
@@ -199,54 +282,12 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def parse_overrides(pairs: Sequence[str]) -> dict[str, Any]:
-    """Turn ``["a=1", "env_config.height=6"]`` into ``{"a": 1, "env_config": {"height": 6}}``.
-
-    Values are parsed as YAML scalars/flow collections (``1e-4``, ``true``, ``null``, ``[1, 2]``);
-    a dotted key sets one entry of a dict field.
-    """
-    import yaml
-
-    out: dict[str, Any] = {}
-    for pair in pairs:
-        if "=" not in pair:
-            raise ValueError(f"override {pair!r} is not key=value")
-        key, raw = pair.split("=", 1)
-        key = key.strip()
-        if not key:
-            raise ValueError(f"override {pair!r} has an empty key")
-        value = yaml.safe_load(raw) if raw.strip() else ""
-        head, _, rest = key.partition(".")
-        if rest:
-            out.setdefault(head, {})
-            if not isinstance(out[head], dict):
-                raise ValueError(f"override {pair!r}: {head} was already set to a non-mapping")
-            out[head][rest] = value
-        else:
-            out[key] = value
-    return out
-
-
-def config_from_dict(values: Mapping[str, Any]) -> TrainConfig:
-    """Build a config from explicit values: preset defaults first, then ``values`` (unknown keys are errors)."""
-    known = {f.name for f in fields(TrainConfig)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"unknown config keys {unknown}; known keys: {sorted(known)}")
-    preset = values.get("preset", TrainConfig.__dataclass_fields__["preset"].default)
-    if preset not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {preset!r}")
-    merged: dict[str, Any] = {**PRESETS[preset]}
-    for key, value in values.items():
-        if isinstance(value, Mapping) and key in ("env_config", "protocol"):
-            merged[key] = {**merged.get(key, {}), **value}
-        else:
-            merged[key] = value
-    return TrainConfig(**_coerce(merged))
-
-
 def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -> TrainConfig:
-    """Resolve a config from an optional YAML file plus ``key=value`` overrides (overrides win)."""
+    """Resolve a config from an optional YAML file plus ``key=value`` overrides (overrides win).
+
+    Overrides follow the one grammar of :func:`ragen_envs.overrides.parse_overrides` (dotted keys reach
+    into ``protocol`` and ``env_config``, values are YAML scalars).
+    """
     import yaml
 
     values: dict[str, Any] = {}
@@ -258,12 +299,7 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
         if not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must hold a mapping at the top level, got {type(loaded).__name__}")
         values.update(loaded)
-    for key, value in parse_overrides(overrides).items():
-        if isinstance(value, dict) and isinstance(values.get(key), dict):
-            values[key] = {**values[key], **value}
-        else:
-            values[key] = value
-    return config_from_dict(values)
+    return TrainConfig.from_dict(merge_values(values, parse_overrides(overrides)))
 
 
 def save_config(config: TrainConfig, run_dir: str | Path) -> Path:
@@ -273,45 +309,4 @@ def save_config(config: TrainConfig, run_dir: str | Path) -> Path:
     out = Path(run_dir) / "config.yaml"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False))
-    return out
-
-
-def config_help() -> str:
-    """One line per field: name, default and help, for ``ragen-train --help-config``."""
-    lines = []
-    for f in fields(TrainConfig):
-        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-        lines.append(f"  {f.name} = {json.dumps(default)}  # {f.metadata.get('help', '')}")
-    return "\n".join(lines)
-
-
-def _coerce(values: dict[str, Any]) -> dict[str, Any]:
-    """Convert YAML-typed values to the field types (``1`` -> ``1.0`` for floats); reject mismatches."""
-    hints = get_type_hints(TrainConfig)
-    out = {}
-    for key, value in values.items():
-        hint = hints[key]
-        text = str(hint)
-        if value is None:
-            if "None" not in text:
-                raise TypeError(f"{key} cannot be null")
-        elif hint is float or text == "float | None":
-            if isinstance(value, str):  # YAML 1.1 reads "1e-6" (no dot) as a string
-                try:
-                    value = float(value)
-                except ValueError:
-                    raise TypeError(f"{key} must be a number, got {value!r}") from None
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise TypeError(f"{key} must be a number, got {value!r}")
-            value = float(value)
-        elif hint is int or text == "int | None":
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise TypeError(f"{key} must be an int, got {value!r}")
-        elif hint is bool:
-            if not isinstance(value, bool):
-                raise TypeError(f"{key} must be true or false, got {value!r}")
-        elif hint is str or text == "str | None":
-            if not isinstance(value, str):
-                raise TypeError(f"{key} must be a string, got {value!r}")
-        out[key] = value
     return out

@@ -5,11 +5,11 @@ scripted player in the protocol's ``<think>...</think><answer>...</answer>`` for
 templated thought that describes the state it sees, and the environment judges them exactly as it
 judges a model. Two players:
 
-- ``oracle``: the best move from the level's certificate or a planner on the true state
-  (Sokoban: the certified optimal solution; FrozenLake: finite-horizon value iteration, replanned
-  every turn; Bandit: the arm with the highest expected reward).
-- ``format``: uniformly random valid actions, so a model from scratch learns the format, the action
-  names and the turn structure without being handed the policy.
+- ``oracle``: :func:`ragen_envs.text.players.oracle_actions`, the same player as the harness's
+  ``oracle`` agent (so the SFT warm start imitates the leaderboard's oracle row).
+- ``format``: :func:`ragen_envs.text.players.random_actions`, uniformly random valid actions, so a
+  model from scratch learns the format, the action names and the turn structure without being
+  handed the policy.
 """
 
 from __future__ import annotations
@@ -20,8 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from ragen_envs.config_dicts import require_ints
-from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply
+from ragen_envs.config_dicts import coerce_config, non_default_fields, require_ints
+from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
+from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply, oracle_actions, random_actions
+
+from ragen_train.game_settings import check_game_settings
 
 DEMO_MODES = ("oracle", "format")
 #: ``describe``: a templated sentence naming the positions the model sees; ``none``: an empty
@@ -43,28 +46,27 @@ class DemoConfig:
     """Seed of the demo set: picks the level seeds and the format player's random actions."""
     successful_only: bool = False
     """Keep only episodes that end in success (sensible for ``oracle`` on games with slipping)."""
-    protocol: dict[str, Any] = field(default_factory=dict)
-    """``ProtocolConfig`` fields overriding the defaults (RAGEN's protocol)."""
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    """The text protocol (a dict of ``ProtocolConfig`` fields is read into one); default: RAGEN's."""
     env_config: dict[str, Any] = field(default_factory=dict)
     """Game config fields overriding the preset's."""
     thought: str = "describe"
     """What goes inside ``<think>`` when the protocol asks for it; one of :data:`THOUGHT_STYLES`."""
 
     def __post_init__(self) -> None:
-        from ragen_train.game_settings import check_game_settings
-
         if self.mode not in DEMO_MODES:
             raise ValueError(f"mode must be one of {DEMO_MODES}, got {self.mode!r}")
         if self.thought not in THOUGHT_STYLES:
             raise ValueError(f"thought must be one of {THOUGHT_STYLES}, got {self.thought!r}")
         # a misspelt game, game field or protocol field fails here, before any run directory is made
         check_game_settings(self.env, self.env_config, self.protocol)
+        object.__setattr__(self, "protocol", coerce_config(ProtocolConfig, self.protocol))  # checked just above
         require_ints(self, ("num_episodes",))
         require_ints(self, ("seed",), minimum=0)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return asdict(self)
+        """JSON-friendly form (``protocol``: the fields that differ from the defaults)."""
+        return {**asdict(self), "protocol": non_default_fields(self.protocol)}
 
 
 @dataclass
@@ -96,8 +98,6 @@ def iter_demos(config: DemoConfig) -> Iterator[Demo]:
 def level_seeds(config: DemoConfig) -> list[int]:
     """The level seeds of ``config``'s demonstrations, in play order: distinct seeds of the train
     split (by range and by level content, see :mod:`ragen_envs.splits`) drawn from ``config.seed``."""
-    from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
-
     splitter = LevelSplitter(config.env, config.env_config or None)
     rng = np.random.default_rng(config.seed)
     seeds: list[int] = []
@@ -118,8 +118,7 @@ def play_demo(config: DemoConfig, index: int, level_seed: int) -> Demo | None:
     The format player's actions come from a generator seeded by ``(config.seed, index)``, so any
     demonstration can be replayed alone (a resumed SFT run regenerates its data from the index).
     """
-    protocol = ProtocolConfig.from_dict(config.protocol)
-    episode = TextEpisode(config.env, level_seed, protocol, config.env_config or None)
+    episode = TextEpisode(config.env, level_seed, config.protocol, config.env_config or None)
     play_episode(episode, config.mode, np.random.default_rng([config.seed, index]), config.thought)
     if config.successful_only and not episode.success:
         return None
@@ -131,101 +130,8 @@ def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator, thou
     if mode not in DEMO_MODES:
         raise ValueError(f"mode must be one of {DEMO_MODES}, got {mode!r}")
     while not episode.done:
-        if mode == "oracle":
-            actions = oracle_turn_actions(episode)
-        else:
-            actions = random_turn_actions(episode, rng)
+        actions = oracle_actions(episode) if mode == "oracle" else random_actions(episode, rng)
         episode.step(render_response(episode, actions, thought))
-
-
-def _turn_budget(episode: TextEpisode) -> int:
-    """Actions this turn may use: spread the episode's remaining actions over the remaining turns."""
-    config = episode.config
-    turns_left = max(config.max_turns - episode.turn, 1)
-    per_turn = -(-episode.actions_left // turns_left)  # ceil: never leave actions unused at the end
-    return max(1, min(config.max_actions_per_turn, per_turn, episode.actions_left))
-
-
-def random_turn_actions(episode: TextEpisode, rng: np.random.Generator) -> list[str]:
-    """Between one and the turn's budget of uniformly random action names (the ``format`` player)."""
-    names = episode.game.action_names
-    count = int(rng.integers(1, _turn_budget(episode) + 1))
-    return [names[int(i)] for i in rng.integers(0, len(names), size=count)]
-
-
-def oracle_turn_actions(episode: TextEpisode) -> list[str]:
-    """The oracle's actions for the current turn, computed from the true state and the certificate."""
-    state = episode.game.state_dict()
-    game = state.get("game")
-    names = episode.game.action_names
-    if game == "bandit":
-        best = max(range(len(state["arms"])), key=lambda i: state["arms"][i]["expected_reward"])
-        return [names[best]]
-    if game == "frozenlake":
-        return [names[a] for a in _frozenlake_plan(episode, state)]
-    if game == "sokoban":
-        return [names[a] for a in _sokoban_plan(episode)]
-    raise ValueError(f"no oracle for game {game!r}")
-
-
-def _frozenlake_plan(episode: TextEpisode, state: dict[str, Any]) -> list[int]:
-    """Value-iteration actions for this turn, followed along the no-slip path from the true position.
-
-    Replanning every turn from the true position makes up for slips between turns; within a turn
-    the actions go out together, so the plan assumes each intended move succeeds.
-    """
-    from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel
-    from ragen_envs.frozen_lake.planning import value_iteration
-
-    level = FrozenLakeLevel(tuple(state["rows"]))
-    cfg = episode.env_config
-    steps_left = episode.actions_left
-    table = value_iteration(level, is_slippery=bool(cfg.get("is_slippery", True)),
-                            success_rate=float(cfg.get("success_rate", 1.0 / 3.0)), horizon=steps_left)
-    position = tuple(state["player"])
-    plan: list[int] = []
-    for _ in range(_turn_budget(episode)):
-        action = table.action(position, _quickest_horizon(table.success_prob, position, steps_left - len(plan)))
-        if action < 0:  # on the goal or a hole: nothing left to do
-            break
-        plan.append(action)
-        dr, dc = MOVES[action]
-        row = min(max(position[0] + dr, 0), level.height - 1)
-        col = min(max(position[1] + dc, 0), level.width - 1)
-        position = (row, col)
-        if level.rows[row][col] in "GH":
-            break
-    return plan or [0]
-
-
-def _quickest_horizon(success_prob: np.ndarray, position: tuple[int, int], steps_left: int) -> int:
-    """The fewest steps that still reach the best success probability from ``position``.
-
-    Many actions tie for the best probability with steps to spare (bumping a wall wastes a step
-    at no cost); planning with the shortest sufficient horizon makes the oracle take the quickest
-    route instead.
-    """
-    column = success_prob[: steps_left + 1, position[0], position[1]]
-    return int(np.argmax(column >= column[-1] - 1e-9))
-
-
-def _sokoban_plan(episode: TextEpisode) -> list[int]:
-    """The next actions of the certified optimal solution, as many per turn as allowed.
-
-    Sokoban is deterministic, so the solution is replayed blind; full turns keep episodes short.
-    """
-    solution = _certificate_solution(episode.certificate)
-    done = episode.num_actions
-    per_turn = min(episode.config.max_actions_per_turn, episode.actions_left)
-    return list(solution[done: done + per_turn]) or [0]
-
-
-def _certificate_solution(certificate: dict[str, Any] | None) -> Sequence[int]:
-    """The action ids of a Sokoban certificate's optimal solution."""
-    actions = (certificate or {}).get("actions")
-    if actions is None:
-        raise ValueError(f"the Sokoban certificate has no 'actions' list; keys: {sorted(certificate or {})}")
-    return [int(a) for a in actions]
 
 
 def render_response(episode: TextEpisode, actions: Sequence[str], thought: str = "describe") -> str:

@@ -24,6 +24,8 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from ragen_envs.config_dicts import coerce_config
+from ragen_envs.text import ProtocolConfig
 from ragen_train.config import REWARD_PLACEMENTS
 
 #: Stands in for the assistant's reply while rendering the chat template; split on it.
@@ -351,7 +353,7 @@ def rollout(
     seeds: Sequence[int],
     *,
     group_size: int,
-    protocol: dict[str, Any] | None = None,
+    protocol: ProtocolConfig | dict[str, Any] | None = None,
     env_config: dict[str, Any] | None = None,
     max_new_tokens: int = 128,
     max_seq_len: int = 4096,
@@ -374,8 +376,8 @@ def rollout(
 
     if group_size < 1 or not seeds:
         raise ValueError(f"need at least one seed and group_size >= 1, got {len(seeds)} seeds, group_size {group_size}")
-    protocol = dict(protocol or {})
-    if protocol.get("context", "full") != "full":
+    protocol = coerce_config(ProtocolConfig, protocol)
+    if protocol.context != "full":
         raise ValueError("training needs the protocol's context='full': every turn extends one token sequence")
     all_seeds = [int(s) for s in seeds for _ in range(group_size)]
     batch = EpisodeBatch(env, all_seeds, config=protocol, env_config=env_config)
@@ -420,5 +422,11 @@ def rollout(
                 chats[i] = episode.messages
             turn += 1
     for traj, record in zip(trajs, batch.records()):
+        for k, turn in enumerate(record["turns"]):
+            # the usage ragen-eval's runner records, so the harness's metrics read training episodes
+            # as they read its own; turns played after an overflow sampled nothing
+            sampled_tokens = traj.response_tokens[k] if k < len(traj.response_tokens) else 0
+            turn["completion"] = {"finish_reason": turn["finish_reason"], "prompt_tokens": None,
+                                  "completion_tokens": sampled_tokens, "reasoning_tokens": None}
         traj.record = record
     return RolloutBatch(trajs, num_groups=len(seeds), group_size=group_size)

@@ -3,8 +3,9 @@
 - The default name ``{env}__{preset}__{seed}`` depends only on the config, so rerunning a command
   finds its directory again and resumes there (``run_name=...`` starts a fresh run elsewhere).
 - One process writes a run directory at a time: :func:`open_run_dir` holds an exclusive ``flock``
-  on ``<run_dir>/.lock`` for the whole run. The OS drops it when the holder dies, even by SIGKILL,
-  so a stale lock never needs clearing by hand.
+  on ``<run_dir>/.lock`` for the whole run (:class:`ragen_eval.jsonl_store.ExclusiveLock`, the lock of
+  ``ragen-eval`` run directories). The OS drops it when the holder dies, even by SIGKILL, so a
+  stale lock never needs clearing by hand.
 - A directory that already holds ``config.yaml`` is reopened only with the same config, apart from
   :data:`RERUN_FIELDS`. ``allow_config_change=true`` overrides that; the old config is then kept as
   ``config.until_step_NNNNNN.yaml`` before the new one is written, never overwritten in silence.
@@ -13,13 +14,14 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 from collections.abc import Iterator
-from dataclasses import MISSING, fields
+from dataclasses import fields, is_dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ragen_envs import get_preset
+from ragen_envs.config_dicts import field_default, non_default_fields
+from ragen_eval.jsonl_store import ExclusiveLock, LockBusyError
 from ragen_train.checkpoint import latest_checkpoint
 from ragen_train.config import TrainConfig, save_config
 from ragen_train.distributed import DistInfo, broadcast_object
@@ -30,7 +32,7 @@ CONFIG_FILE = "config.yaml"
 #: Fields a rerun may change without changing what the run learns: where the directory is, how
 #: far to train, how often to log, plot and save, and on which device.
 RERUN_FIELDS = frozenset({"run_name", "output_dir", "total_steps", "resume", "allow_config_change", "device",
-                          "log_every", "plot_every", "save_every", "keep_checkpoints"})
+                          "log_every", "plot_every", "save_every", "keep_checkpoints", "save_rollouts"})
 
 
 class RunDirError(RuntimeError):
@@ -55,13 +57,14 @@ def open_run_dir(config: TrainConfig, info: DistInfo) -> Iterator[Path]:
     waits forever for another under ``torchrun``.
     """
     run_dir = Path(broadcast_object(info, str(run_dir_path(config))))
-    lock: IO[str] | None = None
+    lock = ExclusiveLock(run_dir / LOCK_FILE, f"run directory {run_dir} is in use by another ragen-train process; "
+                         "wait for it to finish, or give this run another run_name")
     error: str | None = None
     if info.is_main:
         try:
-            lock = _lock(run_dir)
+            lock.acquire()
             _check_or_write_config(config, run_dir)
-        except RunDirError as exc:
+        except (LockBusyError, RunDirError) as exc:
             error = str(exc)
     error = broadcast_object(info, error)
     try:
@@ -69,9 +72,7 @@ def open_run_dir(config: TrainConfig, info: DistInfo) -> Iterator[Path]:
             raise RunDirError(error)
         yield run_dir
     finally:
-        if lock is not None:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-            lock.close()
+        lock.release()
 
 
 def config_differences(stored: dict[str, Any], config: TrainConfig) -> list[str]:
@@ -90,18 +91,6 @@ def config_differences(stored: dict[str, Any], config: TrainConfig) -> list[str]
             out.append(f"{key}: {old!r} -> {current[key]!r}")
     out.extend(f"{key}: {stored[key]!r} -> <no such field>" for key in stored if key not in current)
     return out
-
-
-def _lock(run_dir: Path) -> IO[str]:
-    run_dir.mkdir(parents=True, exist_ok=True)
-    handle = (run_dir / LOCK_FILE).open("w")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.close()
-        raise RunDirError(f"run directory {run_dir} is in use by another ragen-train process; wait for it to "
-                          "finish, or give this run another run_name") from None
-    return handle
 
 
 def _check_or_write_config(config: TrainConfig, run_dir: Path) -> None:
@@ -136,4 +125,6 @@ def _previous_config_path(run_dir: Path) -> Path:
 
 
 def _defaults() -> dict[str, Any]:
-    return {f.name: f.default_factory() if f.default_factory is not MISSING else f.default for f in fields(TrainConfig)}
+    """Each field's default in the form config.yaml stores it (a nested config: its non-default fields)."""
+    defaults = {f.name: field_default(f) for f in fields(TrainConfig)}
+    return {name: non_default_fields(value) if is_dataclass(value) else value for name, value in defaults.items()}

@@ -1,4 +1,11 @@
-"""Per-step metrics of a training run: ``metrics.jsonl``, ``metrics.csv`` and ``metrics.png``."""
+"""Per-step metrics of a training run: their names, ``metrics.jsonl``, ``metrics.csv`` and ``metrics.png``.
+
+Names come in groups: ``rollout/`` (the step's training episodes, as ``ragen-eval`` summarises a
+run, :data:`ragen_eval.metrics.HEADLINE_KEYS`, plus the reward spread and the filter's share),
+``losses/`` (the update), ``time/`` (timings and throughput), ``eval/`` (validation runs, the same
+keys as ``rollout/``); ``step`` and ``alerts`` stand alone. Runs written before the groups existed
+used flat names; :func:`upgrade_row` renames those wherever a metrics file is read.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +13,58 @@ import csv
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 #: Panels of metrics.png: (title, metric keys drawn in it).
 PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("success", ("success", "eval/success")),
-    ("reward", ("reward_mean", "reward_std", "in_group_std")),
-    ("kept fraction", ("kept_fraction",)),
-    ("entropy", ("entropy",)),
-    ("grad norm", ("grad_norm_actor", "grad_norm_critic")),
-    ("clip fraction", ("clip_fraction",)),
-    ("approx KL", ("approx_kl", "kl_ref")),
-    ("value loss", ("value_loss",)),
-    ("lengths", ("think_words", "response_tokens")),
-    ("format errors", ("format_error_rate",)),
-    ("thought-state consistency", ("claim_accuracy", "hallucination_rate", "plan_answer_agreement")),
+    ("success", ("rollout/success_rate", "eval/success_rate")),
+    ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std")),
+    ("kept fraction", ("rollout/kept_fraction",)),
+    ("entropy", ("losses/entropy",)),
+    ("grad norm", ("losses/grad_norm_actor", "losses/grad_norm_critic")),
+    ("clip fraction", ("losses/clip_fraction",)),
+    ("approx KL", ("losses/approx_kl", "losses/kl_ref")),
+    ("value loss", ("losses/value_loss",)),
+    ("lengths", ("rollout/think_words_per_turn", "rollout/completion_tokens_per_turn")),
+    ("format errors", ("rollout/format_error_rate",)),
+    ("thought-state consistency", ("rollout/claim_accuracy", "rollout/hallucination_rate",
+                                   "rollout/plan_answer_agreement")),
 )
+
+#: Flat names of runs written before metric groups, and the name each has now. Where more than the
+#: group changes, the old number was the trainer's own count of the same thing (the one difference:
+#: ``response_tokens`` left out the empty turns played after a sequence overflowed, which
+#: ``completion_tokens_per_turn`` counts as 0 tokens), so an old run's curves go on under the new names.
+LEGACY_NAMES: dict[str, str] = {
+    "success": "rollout/success_rate",
+    "reward_mean": "rollout/mean_reward",
+    "think_words": "rollout/think_words_per_turn",
+    "response_tokens": "rollout/completion_tokens_per_turn",
+    "turns": "rollout/mean_turns",
+    **{name: f"rollout/{name}" for name in (
+        "reward_std", "in_group_std", "format_error_rate", "overflowed", "claim_accuracy", "hallucination_rate",
+        "plan_answer_agreement", "kept_fraction", "hard_states_rescued")},
+    **{name: f"losses/{name}" for name in (
+        "policy_loss", "value_loss", "entropy", "clip_fraction", "clip_fraction_high", "approx_kl", "kl_ref",
+        "grad_norm_actor", "grad_norm_critic", "optimizer_steps")},
+    **{name: f"time/{name}" for name in (
+        "rollout_s", "update_s", "step_cpu_s", "rollout_tokens_per_s", "update_tokens_per_s", "weight_sync_s")},
+    "eval/success": "eval/success_rate",
+    "eval/reward_mean": "eval/mean_reward",
+}
+
+
+def metric_group(group: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """``values`` with every key put in ``group`` (``rollout``, ``losses``, ``time``, ``eval``)."""
+    return {f"{group}/{key}": value for key, value in values.items()}
+
+
+def upgrade_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A metrics row (from ``metrics.jsonl`` or ``metrics.csv``) with :data:`LEGACY_NAMES` renamed;
+    a row that already uses groups comes back equal."""
+    return {LEGACY_NAMES.get(key, key): value for key, value in row.items()}
 
 
 class MetricsLog:
@@ -70,8 +111,9 @@ class MetricsLog:
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``metrics.jsonl`` (empty if it does not exist); a last line without its newline is an
-    interrupted write and is left out. Any other line that is not a JSON row with a ``step`` is an error."""
+    """Rows of a ``metrics.jsonl`` (empty if it does not exist), old flat names renamed (:func:`upgrade_row`);
+    a last line without its newline is an interrupted write and is left out. Any other line that is not
+    a JSON row with a ``step`` is an error."""
     path = Path(path)
     if not path.exists():
         return []
@@ -88,7 +130,7 @@ def read_metrics(path: str | Path) -> list[dict[str, Any]]:
             raise ValueError(f"{path}, line {number}: not a JSON row ({exc})") from None
         if not isinstance(row, dict) or not isinstance(row.get("step"), int):
             raise ValueError(f"{path}, line {number}: a metrics row must be an object with an integer 'step'")
-        rows.append(row)
+        rows.append(upgrade_row(row))
     return rows
 
 

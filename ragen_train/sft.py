@@ -33,7 +33,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ragen_envs.config_dicts import require_ints
+from ragen_envs.config_dicts import config_from_dict, require_ints
+from ragen_envs.config_docs import config_help, game_config_help
+from ragen_envs.overrides import parse_flag
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig
 from ragen_train.loss import aggregate, token_logprobs
 
@@ -80,7 +82,7 @@ class SFTConfig:
     def __post_init__(self) -> None:
         if isinstance(self.demos, (DemoConfig, dict)):
             self.demos = [self.demos]
-        self.demos = [DemoConfig(**d) if isinstance(d, dict) else d for d in self.demos]
+        self.demos = [config_from_dict(DemoConfig, d) if isinstance(d, dict) else d for d in self.demos]
         if not self.demos or not all(isinstance(d, DemoConfig) for d in self.demos):
             raise ValueError("SFTConfig.demos must be one or more DemoConfig")
         require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers",
@@ -92,7 +94,7 @@ class SFTConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form, as written to ``sft_config.json``."""
-        return asdict(self)
+        return {**asdict(self), "demos": [d.to_dict() for d in self.demos]}
 
 
 @dataclass
@@ -407,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="ragen-train sft", description=__doc__.split("\n\n")[0], allow_abbrev=False)
     d, dd = SFTConfig(), DemoConfig()
     p.add_argument("--model", default=d.model, help="checkpoint directory, or 'tiny' for a fresh tiny model")
-    p.add_argument("--out", required=True, help="output directory for the fine-tuned checkpoint")
+    p.add_argument("--out", default=None, help="output directory for the fine-tuned checkpoint (required)")
     p.add_argument("--env", default=dd.env,
                    help="game preset, or several comma-separated for one model of all (bandit,frozenlake,...)")
     p.add_argument("--mode", default=dd.mode, choices=DEMO_MODES, help="oracle play or format-only random play")
@@ -417,8 +419,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inside <think>: a templated description of the state, or nothing")
     p.add_argument("--demo-seed", type=int, default=dd.seed, help="seed of the demonstration set")
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
-    p.add_argument("--protocol", type=json.loads, default={}, help="ProtocolConfig overrides as JSON")
-    p.add_argument("--env-config", type=json.loads, default={}, help="game config overrides as JSON")
+    p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
+                   help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
+                        "`ragen-eval --protocol` and `ragen-train protocol.KEY=VALUE`), or a mapping '{\"max_turns\": 3}'")
+    p.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
+                   help="game-config field, e.g. height=6, or a mapping '{\"height\": 6}'")
     p.add_argument("--epochs", type=int, default=d.epochs)
     p.add_argument("--batch-size", type=int, default=d.batch_size)
     p.add_argument("--lr", type=float, default=d.lr)
@@ -435,6 +440,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-every", type=int, default=d.log_every, help="print progress every N steps")
     p.add_argument("--max-steps", type=int, default=None,
                    help="stop (resumably) after this many steps of this invocation; not part of the run's config")
+    p.add_argument("--help-config", action="store_true",
+                   help="list every field of the run's config (SFTConfig, DemoConfig, and the game config of "
+                        "each --env) with its default and help, and exit")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the resolved config (as sft_config.json stores it) and exit")
     return p
 
 
@@ -442,6 +452,8 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     """Parse ``ragen-train sft`` arguments into an :class:`SFTConfig`."""
     parser = build_parser()
     a = parser.parse_args(argv)
+    if a.out is None:
+        parser.error("the following arguments are required: --out")
     envs = a.env.split(",")
     counts = a.episodes.split(",")
     if len(set(envs)) != len(envs) or not all(envs):
@@ -452,9 +464,10 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     if a.env_config and len(envs) > 1:
         parser.error("--env-config overrides one game's config; it cannot go with several --env games")
     try:
+        protocol, env_config = parse_flag(a.protocol, "--protocol"), parse_flag(a.env_config, "--env-config")
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
         demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
-                            successful_only=a.successful_only, protocol=a.protocol, env_config=a.env_config)
+                            successful_only=a.successful_only, protocol=protocol, env_config=env_config)
                  for env, n in zip(envs, counts)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
@@ -466,9 +479,21 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``ragen-train sft`` (called by :mod:`ragen_train.cli`)."""
+    args = build_parser().parse_args(argv)
+    if args.help_config:
+        print(config_help(SFTConfig) + "\n" + config_help(DemoConfig, "demos[]."))
+        for env in args.env.split(","):
+            try:
+                games = game_config_help(env, parse_flag(args.env_config, "--env-config"), "demos[].env_config.")
+            except (ValueError, TypeError) as error:
+                build_parser().error(str(error))
+            print(f"game config of {env} (--env-config KEY=VALUE), with the preset's values:\n{games}")
+        return 0
     config = config_from_args(argv)
-    max_steps = build_parser().parse_args(argv).max_steps
-    if max_steps is not None and max_steps < 1:
-        build_parser().error(f"--max-steps must be a positive int, got {max_steps}")
-    run_sft(config, max_steps)
+    if args.print_config:
+        print(json.dumps(config.to_dict(), indent=2))
+        return 0
+    if args.max_steps is not None and args.max_steps < 1:
+        build_parser().error(f"--max-steps must be a positive int, got {args.max_steps}")
+    run_sft(config, args.max_steps)
     return 0

@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ragen_envs import PRESETS, make
 from ragen_envs.config_dicts import require_ints
 from ragen_envs.seeding import as_seed
+from ragen_envs.text import TextEpisode
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -110,9 +112,6 @@ def tokenizer_corpus() -> list[str]:
 
 def _game_text() -> list[str]:
     """Chat text of the first turn of three fixed levels of every registered preset."""
-    from ragen_envs import PRESETS
-    from ragen_envs.text import TextEpisode
-
     texts: list[str] = []
     for preset in PRESETS:
         for seed in range(3):
@@ -123,11 +122,13 @@ def _game_text() -> list[str]:
 
 
 def grid_symbols() -> frozenset[str]:
-    """Every single character a game draws a grid cell with, in any of its symbol vocabularies."""
-    from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS as LAKE_SYMBOLS
-    from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS, STANDARD_SYMBOLS
-
-    symbols = [*LAKE_SYMBOLS.values(), *RAGEN_SYMBOLS.values(), *STANDARD_SYMBOLS.values()]
+    """Every single character a game draws a grid cell with, in any of its symbol vocabularies (the
+    ``symbol_sets`` of every built-in preset's game)."""
+    symbols = set()
+    for preset in PRESETS:
+        env = make(preset.name)
+        symbols.update(s for vocabulary in env.unwrapped.symbol_sets.values() for s in vocabulary.values())
+        env.close()
     return frozenset(s for s in symbols if len(s) == 1)
 
 
@@ -287,8 +288,6 @@ def build_tiny_checkpoint(
 
 def _tiny_config_json(shape: TinyModelConfig, seed: int) -> str:
     """Provenance written beside the checkpoint: the exact call that rebuilds its initial weights."""
-    import json
-
     return json.dumps({"builder": "ragen_train.tiny.build_tiny_checkpoint", "seed": seed, **asdict(shape)},
                       indent=2) + "\n"
 

@@ -17,7 +17,9 @@ One step:
 from __future__ import annotations
 
 import contextlib
+import json
 import math
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,6 +30,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from ragen_envs import split_seeds
+from ragen_eval.agents.base import SamplingParams
+from ragen_eval.config import EvalConfig
+from ragen_eval.jsonl_store import rewrite_jsonl
+from ragen_eval.metrics import headline_metrics, summarize
+from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE
+from ragen_eval.runner import evaluate as run_eval
 from ragen_train.advantages import (
     broadcast_to_tokens,
     grpo_advantages,
@@ -61,20 +70,23 @@ from ragen_train.loss import (
 from ragen_train.policy import ActorCritic, load_policy, load_reference, load_tokenizer
 from ragen_train.rollout import RolloutBatch, RolloutEngine, Trajectory, rollout
 from ragen_train.run_dir import open_run_dir
-from ragen_train.run_log import MetricsLog, plot_metrics
+from ragen_train.run_log import MetricsLog, metric_group, plot_metrics
+
+
+def step_seed_start(config: TrainConfig, step: int) -> int:
+    """Index within the train split where the walk for ``step``'s seeds starts."""
+    # Each step walks its own window of 4P seed indices; about 80% of them hold train levels, so the
+    # P it keeps come from inside the window and no two steps share a seed.
+    window = 4 * config.env_groups
+    per_run = 1_000_000  # seed indices reserved per run seed: far more than 4P x total_steps
+    return (config.seed * per_run + step * window) % (100_000_000 - per_run)
 
 
 def step_seeds(config: TrainConfig, step: int) -> list[int]:
     """The P train-split seeds of ``step`` (levels of the train split only, as ``ragen_envs.split_seeds``
     keeps them): fresh every step, disjoint across run seeds (< 100)."""
-    from ragen_envs import split_seeds
-
-    # Each step walks its own window of 4P seed indices; about 80% of them hold train levels, so the
-    # P it keeps come from inside the window and no two steps share a seed.
-    window = 4 * config.env_groups
-    per_run = 1_000_000  # seed indices reserved per run seed: far more than 4P x total_steps
-    start = (config.seed * per_run + step * window) % (100_000_000 - per_run)
-    return split_seeds("train", config.env_groups, start=start, env=config.env, env_config=config.env_config)
+    return split_seeds("train", config.env_groups, start=step_seed_start(config, step), env=config.env,
+                       env_config=config.env_config)
 
 
 def derived_seed(*parts: int) -> int:
@@ -374,35 +386,58 @@ def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device
 # Step 5: metrics, evaluation
 
 
-def rollout_metrics(batch: RolloutBatch) -> dict[str, float]:
-    """Success, rewards, spread, lengths and format errors of all rollouts (before filtering)."""
+def rollout_metrics(batch: RolloutBatch) -> dict[str, Any]:
+    """``rollout/...`` of all rollouts (before filtering): the harness's episode metrics aggregated as
+    ``ragen-eval`` summarises a run (:func:`ragen_eval.metrics.summarize`, the
+    :data:`~ragen_eval.metrics.HEADLINE_KEYS` and thought-state consistency), plus what only RL has:
+    the reward spread over the batch and within groups (the input of the filter and the collapse
+    monitor) and the share of sequences that overflowed ``max_seq_len``."""
     rewards = batch.group_rewards()
-    turns = [turn for t in batch.trajectories for turn in t.record["turns"]]
-    think = [len((turn.get("think") or "").split()) for turn in turns]
-    lengths = [n for t in batch.trajectories for n in t.response_tokens]
-    return {
-        "success": float(np.mean([t.success for t in batch.trajectories])),
-        "reward_mean": float(rewards.mean()),
+    overall = summarize([t.record for t in batch.trajectories])["overall"]
+    return metric_group("rollout", {
+        **headline_metrics(overall),
         "reward_std": float(rewards.std()),
         "in_group_std": float(rewards.std(axis=1).mean()),
-        "format_error_rate": float(np.mean([not turn["format_ok"] for turn in turns])) if turns else 0.0,
-        "think_words": float(np.mean(think)) if think else 0.0,
-        "response_tokens": float(np.mean(lengths)) if lengths else 0.0,
-        "turns": float(np.mean([len(t.record["turns"]) for t in batch.trajectories])),
         "overflowed": float(np.mean([t.overflowed for t in batch.trajectories])),
-        **consistency_metrics([t.record for t in batch.trajectories]),
-    }
+    })
 
 
-def consistency_metrics(records: list[dict[str, Any]]) -> dict[str, float | None]:
-    """Thought-state consistency of the rollouts (``ragen_eval.consistency``): do the claims in
-    ``<think>`` match the true state? None where no thought made a checkable claim."""
-    from ragen_eval.consistency.scoring import aggregate as aggregate_claims
-    from ragen_eval.consistency.scoring import score_episode
+def harness_config(config: TrainConfig, *, model: str, split: str, seed_start: int, episodes: int,
+                   sampling: SamplingParams, **fields: Any) -> EvalConfig:
+    """The ``ragen-eval`` config that plays ``episodes`` levels of ``split`` from ``seed_start`` with this
+    run's game and protocol (``fields``: further ``EvalConfig`` fields)."""
+    return EvalConfig(
+        model=model, backend="hf", envs=[config.env], episodes=episodes, split=split, seed_start=seed_start,
+        sampling=sampling, protocol=config.protocol,
+        env_configs={config.env: dict(config.env_config)} if config.env_config else {}, **fields)
 
-    scores = aggregate_claims([score_episode(r) for r in records])
-    return {"claim_accuracy": scores["claim_accuracy"], "hallucination_rate": scores["hallucination_rate"],
-            "plan_answer_agreement": scores["plan_answer_agreement"]}
+
+def save_rollouts(batch: RolloutBatch, kept: Sequence[int], config: TrainConfig, step: int, run_dir: Path) -> Path:
+    """Write the rollouts of ``step`` (1-based) to ``rollouts/step_N/`` as a ``ragen-eval`` run directory
+    (``config.json`` + ``episodes.jsonl``), so ``ragen-eval show`` and the consistency tools open it.
+
+    Each record gains ``group``, ``sample`` (its index within the group) and ``kept`` (whether its
+    group entered the update); the config plays the step's train-split levels with ``samples`` =
+    ``group_size``. A step that is redone after a resume replaces its directory's files.
+    """
+    out = run_dir / "rollouts" / f"step_{step:06d}"
+    out.mkdir(parents=True, exist_ok=True)
+    sampling = SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_new_tokens)
+    eval_config = harness_config(config, model=f"{run_dir.name}@step_{step:06d}", split="train",
+                                 seed_start=step_seed_start(config, step - 1), episodes=config.env_groups,
+                                 sampling=sampling, samples=config.group_size)
+    kept_groups = set(kept)
+    members: dict[int, int] = {}
+    records = []
+    for traj in batch.trajectories:
+        members[traj.group] = members.get(traj.group, -1) + 1
+        records.append({**traj.record, "group": traj.group, "sample": members[traj.group],
+                        "kept": traj.group in kept_groups})
+    trained_by = {"run_dir": str(run_dir), "step": step}
+    (out / CONFIG_FILE).write_text(json.dumps({"eval_config": eval_config.to_dict(), "trained_by": trained_by},
+                                              indent=2) + "\n")
+    rewrite_jsonl(out / EPISODES_FILE, records)
+    return out
 
 
 def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int, run_dir: Path) -> dict[str, Any]:
@@ -411,29 +446,21 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
     The policy is saved in transformers format to ``eval/step_N/model`` and played by
     ``ragen-eval``'s ``hf`` backend, exactly as ``ragen-eval --backend hf --model DIR --split val``
     would; the run directory ``eval/step_N`` keeps its episodes and summary. The same
-    ``config.eval_episodes`` val-split seeds every time, so curves compare like with like.
+    ``config.eval_episodes`` val-split seeds every time, so curves compare like with like. Returns
+    ``eval/...``: the summary's headline numbers, under the names ``rollout/...`` uses.
     """
-    import shutil
-
-    from ragen_eval.agents.base import SamplingParams
-    from ragen_eval.config import EvalConfig
-    from ragen_eval.runner import evaluate as run_eval
-
     out = run_dir / "eval" / f"step_{step:06d}"
     model_dir = out / "model"
     policy.lm.save_pretrained(model_dir)
     tokenizer.save_pretrained(model_dir)
-    eval_config = EvalConfig(
-        model=str(model_dir), backend="hf", envs=[config.env], episodes=config.eval_episodes, split="val",
-        sampling=SamplingParams(temperature=config.eval_temperature, max_tokens=config.max_new_tokens,
-                                seed=derived_seed(config.seed, step, 2)),
-        protocol=dict(config.protocol), env_configs={config.env: dict(config.env_config)} if config.env_config else {},
-        concurrency=config.eval_episodes, model_args={"device": str(policy.lm.device)})
+    sampling = SamplingParams(temperature=config.eval_temperature, max_tokens=config.max_new_tokens,
+                              seed=derived_seed(config.seed, step, 2))
+    eval_config = harness_config(config, model=str(model_dir), split="val", seed_start=0,
+                                 episodes=config.eval_episodes, sampling=sampling, concurrency=config.eval_episodes,
+                                 model_args={"device": str(policy.lm.device)})
     summary, _ = run_eval(eval_config, out / "run", progress=False)
     shutil.rmtree(model_dir)  # the run keeps episodes and summary; the weights are in the checkpoints
-    overall = summary["overall"]
-    return {"eval/success": overall["success_rate"], "eval/reward_mean": overall["mean_reward"],
-            "eval/format_error_rate": overall["format_error_rate"]}
+    return metric_group("eval", headline_metrics(summary["overall"]))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -490,40 +517,45 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
                 engine.load_weights(policy.lm)
             sync_s = time.perf_counter() - t0
             batch = collect(policy.lm, tokenizer, config, step, info, engine=engine)
-            # metrics describe the policy's own first rollouts, so replays below do not inflate success
-            row: dict[str, Any] = {"step": step + 1, **rollout_metrics(batch)}
+            # metrics (and saved rollouts) describe the policy's own first rollouts, so replays below
+            # do not inflate success
+            first = batch
+            row: dict[str, Any] = {"step": step + 1, **rollout_metrics(first)}
             if config.hard_state_retries:
-                batch, row["hard_states_rescued"] = retry_hard_states(policy.lm, tokenizer, config, step, info, batch,
-                                                                      engine=engine)
-            if engine is not None:
-                row["weight_sync_s"] = sync_s
+                batch, row["rollout/hard_states_rescued"] = retry_hard_states(policy.lm, tokenizer, config, step,
+                                                                              info, batch, engine=engine)
             policy.train()
             t1 = time.perf_counter()
 
             kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota,
                                  drop_zero_spread=config.filter_drop_zero_spread)
-            row["kept_fraction"] = kept.kept_fraction
+            row["rollout/kept_fraction"] = kept.kept_fraction
+            if info.is_main and config.save_rollouts:
+                save_rollouts(first, kept.kept, config, step + 1, run_dir)
             train_batch = batch.select(kept.kept)
             if train_batch.trajectories:
                 data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement)
                 forward_scores(policy, reference, data, config, info)
                 compute_advantages(data, config)
                 stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
-                row.update({k: v for k, v in vars(stats).items() if k != "tokens"})
+                row.update(metric_group("losses", {k: v for k, v in vars(stats).items() if k != "tokens"}))
                 update_tokens = stats.tokens
             else:
                 update_tokens = 0  # every group agreed: nothing to learn from this step
             t2 = time.perf_counter()
             generated = sum(sum(t.response_tokens) for t in batch.trajectories)
             # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
-            row.update({"rollout_s": t1 - t0, "update_s": t2 - t1, "step_cpu_s": time.process_time() - cpu0,
-                        "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
-                        "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)})
+            timings = {"rollout_s": t1 - t0, "update_s": t2 - t1, "step_cpu_s": time.process_time() - cpu0,
+                       "rollout_tokens_per_s": generated / max(t1 - t0, 1e-9),
+                       "update_tokens_per_s": update_tokens / max(t2 - t1, 1e-9)}
+            if engine is not None:
+                timings["weight_sync_s"] = sync_s
+            row.update(metric_group("time", timings))
 
-            alerts = monitor.update(row["in_group_std"], row.get("grad_norm_actor"))
+            alerts = monitor.update(row["rollout/in_group_std"], row.get("losses/grad_norm_actor"))
             row["alerts"] = " | ".join(alerts)
             done = step + 1
-            successes.append(row["success"])
+            successes.append(row["rollout/success_rate"])
             stop_collapse = bool(alerts) and config.early_stop_on_collapse
             stop_target = (config.target_success is not None and len(successes) >= config.collapse_window
                            and min(successes[-config.collapse_window:]) >= config.target_success)
@@ -598,8 +630,9 @@ def initial_model(config: TrainConfig, run_dir: Path) -> Path:
 
 
 def _format_row(row: dict[str, Any]) -> str:
-    keys = ("success", "reward_mean", "in_group_std", "kept_fraction", "entropy", "grad_norm_actor",
-            "clip_fraction", "approx_kl", "value_loss", "eval/success", "rollout_s", "update_s")
+    keys = ("rollout/success_rate", "rollout/mean_reward", "rollout/in_group_std", "rollout/kept_fraction",
+            "losses/entropy", "losses/grad_norm_actor", "losses/clip_fraction", "losses/approx_kl",
+            "losses/value_loss", "eval/success_rate", "time/rollout_s", "time/update_s")
     parts = [f"step {row['step']}"]
     parts += [f"{k}={row[k]:.4g}" for k in keys if isinstance(row.get(k), (int, float))]
     return " ".join(parts)

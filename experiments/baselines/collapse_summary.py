@@ -18,9 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ragen_train.run_log import upgrade_row
+
 
 def summarize(run_dir: Path, peak: float, floor: float) -> dict:
-    """Preset, seed, learning and collapse figures of one run directory."""
+    """Preset, seed, learning and collapse figures of one run directory (old flat metric names too)."""
     metrics = run_dir / "metrics.csv"
     config = run_dir / "config.yaml"
     if not metrics.is_file() or not config.is_file():
@@ -29,14 +31,14 @@ def summarize(run_dir: Path, peak: float, floor: float) -> dict:
 
     cfg = yaml.safe_load(config.read_text())
     with open(metrics, newline="") as handle:
-        rows = list(csv.DictReader(handle))
+        rows = [upgrade_row(row) for row in csv.DictReader(handle)]
     if len(rows) < 10:
         raise ValueError(f"{run_dir} has {len(rows)} steps; the collapse rule needs at least 10")
-    success = np.array([float(r["success"]) for r in rows])
+    success = np.array([float(r["rollout/success_rate"]) for r in rows])
     best5 = float(np.convolve(success, np.ones(5) / 5, mode="valid").max())
     last10 = float(success[-10:].mean())
     alerts = [int(r["step"]) for r in rows if r.get("alerts")]
-    evals = [float(r["eval/success"]) for r in rows if r.get("eval/success") not in (None, "")]
+    evals = [float(r["eval/success_rate"]) for r in rows if r.get("eval/success_rate") not in (None, "")]
     return {"run": str(run_dir), "preset": cfg["preset"], "seed": cfg["seed"], "steps": len(rows),
             "best_5_step_success": best5, "last_10_success": last10,
             "final_val_success": evals[-1] if evals else None, "first_alert_step": alerts[0] if alerts else None,

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragen_train.run_log import upgrade_row
+
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs" / "baselines"
 
@@ -129,14 +131,13 @@ def eval_stage(model: Path, spec: GameSpec, out: Path, name: str, temperature: f
            "--temperature", str(temperature), "--sampling-seed", "0", "--max-tokens", str(spec.max_new_tokens),
            "--out", str(out), "--run-name", name, "--no-progress"]
     subprocess.run(cmd, check=True, cwd=REPO)
-    records = [json.loads(line) for line in (out / name / "episodes.jsonl").read_text().splitlines() if line.strip()]
-    turns = [t for r in records for t in r["turns"]]
+    overall = json.loads((out / name / "summary.json").read_text())["overall"]  # ragen-eval's own numbers
     return {
         "command": " ".join(["ragen-eval", *cmd[3:]]),
-        "episodes": len(records),
-        "success": sum(r["success"] for r in records) / len(records),
-        "reward": sum(r["total_reward"] for r in records) / len(records),
-        "format_error_rate": sum(not t["format_ok"] for t in turns) / max(len(turns), 1),
+        "episodes": overall["episodes"],
+        "success": overall["success_rate"],
+        "reward": overall["mean_reward"],
+        "format_error_rate": overall["format_error_rate"],
     }
 
 
@@ -164,7 +165,7 @@ def _read_csv(path: Path) -> list[dict[str, str]]:
     if not path.is_file():
         return []
     with open(path, newline="") as handle:
-        return list(csv.DictReader(handle))
+        return [upgrade_row(row) for row in csv.DictReader(handle)]
 
 
 def write_docs(results: dict[str, Any], out: Path) -> None:
@@ -198,7 +199,7 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
         for preset in ("starpo", "starpo-s"):
             rows = _read_csv(out / game / "rl" / preset / "metrics.csv")
             if rows:
-                mean = sum(float(r["rollout_s"]) + float(r["update_s"]) for r in rows) / len(rows)
+                mean = sum(float(r["time/rollout_s"]) + float(r["time/update_s"]) for r in rows) / len(rows)
                 lines.append(f"- {game} {preset}: {mean:.1f} s over {len(rows)} steps")
     (DOCS / "results.md").write_text("\n".join(lines) + "\n")
 
@@ -206,7 +207,8 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
         if not (out / game / "rl").is_dir():
             continue
         # success first; then the Echo Trap's signs: falling spread and entropy, spiking gradients
-        keys = ("success", "eval/success", "format_error_rate", "in_group_std", "entropy", "grad_norm_actor")
+        keys = ("rollout/success_rate", "eval/success_rate", "rollout/format_error_rate", "rollout/in_group_std",
+                "losses/entropy", "losses/grad_norm_actor")
         fig, axes = plt.subplots(2, 3, figsize=(13, 6.4))
         for preset in ("starpo", "starpo-s"):
             rows = _read_csv(out / game / "rl" / preset / "metrics.csv")
@@ -215,8 +217,8 @@ def write_docs(results: dict[str, Any], out: Path) -> None:
             for ax, key in zip(axes.flat, keys):
                 points = [(int(r["step"]), float(r[key])) for r in rows if r.get(key) not in (None, "")]
                 if points:
-                    ax.plot(*zip(*points), marker="o", ms=3 if key != "eval/success" else 5, label=preset)
-                ax.set_title(key + (" (64 val episodes, T=0.5)" if key == "eval/success" else ""))
+                    ax.plot(*zip(*points), marker="o", ms=3 if key != "eval/success_rate" else 5, label=preset)
+                ax.set_title(key + (" (64 val episodes, T=0.5)" if key == "eval/success_rate" else ""))
                 ax.set_xlabel("step")
         axes.flat[0].legend()
         fig.suptitle(f"{game}: RL from the format-only SFT start (rollouts on train seeds at T=1, and validation)")

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ragen_envs.bandit import text
 from ragen_envs.bandit.config import BanditConfig
-from ragen_envs.bandit.level import BanditLevel, certificate, generate
+from ragen_envs.bandit.level import Arm, BanditLevel, certificate, generate
+from ragen_envs.bandit.names import NAME_POOLS
+from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
@@ -49,8 +53,9 @@ class BanditEnv(gym.Env):
     After the single pull.
 
     ## Information
-    At reset: ``level_seed``, ``certificate`` (each arm's expected reward and variance, the best
-    arms). At the step: ``success`` (the pulled arm has the highest expected reward),
+    At reset: ``level_seed``, ``certificate`` (:class:`ragen_envs.certificate.Certificate` as a dict:
+    one step, a best arm, success probability 1; extras: each arm's expected reward and variance, the
+    best arms). At the step: ``success`` (the pulled arm has the highest expected reward),
     ``action_is_valid``, ``action_is_effective`` (always True), ``arm``, ``expected_reward``.
 
     ## Arguments
@@ -63,6 +68,8 @@ class BanditEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     text_defaults: Mapping[str, Any] = {"max_turns": 1, "max_actions_per_turn": 1, "max_actions_per_episode": 1}
+    #: No grid, so no symbol vocabularies.
+    symbol_sets: Mapping[str, Mapping[str, str]] = {}
     #: Pixels per arm in ``rgb_array`` frames.
     tile_size: int = 48
 
@@ -84,23 +91,32 @@ class BanditEnv(gym.Env):
         self.action_names: tuple[str, ...] = tuple(f"Arm{i + 1}" for i in range(config.num_arms))
         self.level: BanditLevel | None = None
         self.level_seed: int | None = None
-        self.certificate: dict[str, Any] | None = None
+        #: The current level's certificate (``info["certificate"]`` holds its ``to_dict()``).
+        self.certificate: Certificate | None = None
         self.chosen: int | None = None
         self.last_reward: float | None = None
         self._frames = FrameOutput("ragen Bandit")
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Draw new arm names and a new order; returns ``(obs, info)``."""
+        """Draw new arm names and a new order (or play ``options["level"]``, a BanditLevel); returns ``(obs, info)``."""
         super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
-        self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
-        self.level = generate(self.config, self.level_seed)
+        level = (options or {}).get("level")
+        if level is None:
+            self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
+            self.level = generate(self.config, self.level_seed)
+        elif isinstance(level, BanditLevel) and len(level.arms) == self.config.num_arms:
+            self.level_seed, self.level = None, level
+        else:
+            raise ValueError(
+                f"options['level'] must be a BanditLevel with {self.config.num_arms} arms, got {level!r:.80}"
+            )
         self.action_names = tuple(arm.name for arm in self.level.arms)
         self.certificate = certificate(self.level)
         self.chosen = None
         self.last_reward = None
         if self.render_mode == "human":
             self.render()
-        return self._observation(), {"level_seed": self.level_seed, "certificate": self.certificate}
+        return self._observation(), {"level_seed": self.level_seed, "certificate": self.certificate.to_dict()}
 
     def step(self, action: Any):
         """Pull arm ``action``; the episode ends at once. Returns ``(obs, reward, terminated, truncated, info)``."""
@@ -159,32 +175,13 @@ class BanditEnv(gym.Env):
             aliases[name.lower().replace(" ", "")] = i
         return aliases
 
-    def _names_list(self) -> str:
-        names = list(self.action_names)
-        return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-
     def rules_text(self) -> str:
         """The rules in plain English; payoffs are stated only if ``config.reveal_payoffs``."""
-        count = self.config.num_arms
-        lines = [
-            f"Bandit: there are {count} arms to pull: {self._names_list()}.",
-            "You pull exactly one arm, once, and receive the reward it pays.",
-        ]
-        if self.config.reveal_payoffs and self.level is not None:
-            lines.append("Payoffs:")
-            for arm in self.level.arms:
-                if arm.low_risk:
-                    lines.append(f"  {arm.name}: pays {arm.payout:g} every time.")
-                else:
-                    lines.append(f"  {arm.name}: pays {arm.payout:g} with probability {arm.pay_prob:g}, otherwise 0.")
-        else:
-            lines.append("Each arm pays according to its own hidden distribution; the names are your only clue.")
-        lines.append("Pick the arm you expect to pay the most on average.")
-        return "\n".join(lines)
+        return text.rules_text(self.config, self.level, self.action_names)
 
     def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
         """How to answer: the arm's name as written (there is no grid)."""
-        return f"Answer with the name of one arm exactly as written: {' or '.join(self.action_names)}."
+        return text.legend_text(self.action_names)
 
     def observation_text(
         self, fmt: str = "grid", symbols: Mapping[str, str] | None = None, coordinate_base: int = 0
@@ -194,9 +191,7 @@ class BanditEnv(gym.Env):
             raise ValueError(f"unknown observation format {fmt!r}; choose one of {OBSERVATION_FORMATS}")
         if self.level is None:
             raise RuntimeError("call reset() before observation_text()")
-        if self.chosen is None:
-            return f"Arms: {', '.join(self.action_names)}. Choose one to pull."
-        return f"You pulled {self.action_names[self.chosen]} and received {self.last_reward:g}."
+        return text.observation_text(self.action_names, self.chosen, self.last_reward)
 
     def level_key(self) -> bytes | None:
         """The current level's arm names and roles as bytes (:meth:`BanditLevel.level_key`), or None when the
@@ -218,3 +213,34 @@ class BanditEnv(gym.Env):
             ],
             "chosen": self.chosen,
         }
+
+    def plan_turn(self, turn_actions: int, actions_left: int, turns_left: int) -> list[int]:
+        """The arm with the highest expected reward (the first of equals): the whole optimal game."""
+        if self.level is None:
+            raise RuntimeError("call reset() before plan_turn()")
+        arms = self.level.arms
+        return [max(range(len(arms)), key=lambda i: arms[i].expected_reward)]
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> BanditEnv | None:
+        """The two arms a chat shows, rebuilt to plan on, or None unless their names are one low-risk and
+        one high-risk name of the name pools (so fixed or custom names are not guessed). Payoffs come
+        from the rules when revealed ("NAME: pays X with probability P"), else the default config's."""
+        low = {name.lower() for pool in NAME_POOLS.values() for name in pool.low_risk}
+        high = {name.lower() for pool in NAME_POOLS.values() for name in pool.high_risk}
+        kinds = [name.lower() in low if name.lower() in low | high else None for name in action_names]
+        if len(kinds) != 2 or None in kinds or kinds[0] == kinds[1]:
+            return None
+        defaults = BanditConfig()
+        arms = []
+        for name, low_risk in zip(action_names, kinds):
+            payout, pay_prob = (defaults.low_risk_reward, 1.0) if low_risk else (defaults.high_risk_reward,
+                                                                                   defaults.high_risk_prob)
+            revealed = re.search(rf"^\s*{re.escape(name)}: pays ([-0-9.e+]+)(?: with probability ([0-9.e+-]+))?",
+                                 intro, re.MULTILINE)
+            if revealed:
+                payout, pay_prob = float(revealed.group(1)), float(revealed.group(2) or 1.0)
+            arms.append(Arm(name, payout, pay_prob, bool(low_risk)))
+        env = cls(config=defaults)
+        env.reset(options={"level": BanditLevel(tuple(arms))})
+        return env

@@ -9,6 +9,7 @@ import numpy as np
 
 from ragen_envs.bandit.config import BanditConfig
 from ragen_envs.bandit.names import NAME_POOLS
+from ragen_envs.certificate import Certificate
 
 
 @dataclass(frozen=True)
@@ -86,13 +87,19 @@ def generate(config: BanditConfig, seed: int) -> BanditLevel:
     return BanditLevel(tuple(arms[i] for i in order))
 
 
-def certificate(level: BanditLevel) -> dict[str, Any]:
-    """Each arm's expected reward and variance (in shown order) and which arms are best."""
+def certificate(level: BanditLevel) -> Certificate:
+    """One pull of a best arm wins for sure (success is choosing a best arm); the extras hold each arm's
+    expected reward and variance (in shown order) and which arms are best."""
     best = level.best_arms
-    return {
-        "arms": [a.to_dict() for a in level.arms],
-        "best_arms": list(best),
-        "best_arm_names": [level.arms[i].name for i in best],
-        "best_expected_reward": level.arms[best[0]].expected_reward,
-        "shortest_path_length": 1,
-    }
+    return Certificate(
+        optimal_steps=1,
+        optimal_actions=(best[0],),
+        optimal_success_probability=1.0,
+        extras={
+            "arms": [a.to_dict() for a in level.arms],
+            "best_arms": list(best),
+            "best_arm_names": [level.arms[i].name for i in best],
+            "best_expected_reward": level.arms[best[0]].expected_reward,
+            "shortest_path_length": 1,
+        },
+    )

@@ -7,8 +7,15 @@
 
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.env import FrozenLakeEnv
-from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, shortest_path
-from ragen_envs.frozen_lake.planning import ValueTable, certificate, plan_turn, reach_probability, value_iteration
+from ragen_envs.frozen_lake.level import FrozenLakeLevel, certificate, generate
+from ragen_envs.frozen_lake.planning import (
+    ValueTable,
+    plan_turn,
+    reach_probability,
+    shortest_path,
+    success_within,
+    value_iteration,
+)
 from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS
 
 __all__ = [
@@ -22,5 +29,6 @@ __all__ = [
     "plan_turn",
     "reach_probability",
     "shortest_path",
+    "success_within",
     "value_iteration",
 ]

@@ -2,21 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.frozen_lake import text
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
-from ragen_envs.frozen_lake.level import FrozenLakeLevel, generate, neighbour_table
-from ragen_envs.frozen_lake.planning import certificate
+from ragen_envs.frozen_lake.level import FrozenLakeLevel, certificate, generate
+from ragen_envs.frozen_lake.planning import neighbour_table, plan_turn
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
-from ragen_envs.text_game import OBSERVATION_FORMATS, text_budget
+from ragen_envs.text_game import OBSERVATION_FORMATS, grid_lines, text_budget
 
 #: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
 TILE_STYLES = (
@@ -63,7 +66,7 @@ class FrozenLakeEnv(gym.Env):
 
     ## Information
     At reset: ``level_seed`` (None when the level came from ``options["level"]``), ``certificate``
-    (see :func:`ragen_envs.frozen_lake.planning.certificate`), ``level`` (the map as text). Every step:
+    (see :func:`ragen_envs.frozen_lake.level.certificate`), ``level`` (the map as text). Every step:
     ``success``, ``action_is_valid``, ``action_is_effective`` (the player moved), ``slipped`` (the
     move differed from the one chosen).
 
@@ -78,6 +81,7 @@ class FrozenLakeEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     action_names: tuple[str, ...] = text.ACTION_NAMES
+    symbol_sets: Mapping[str, Mapping[str, str]] = text.SYMBOL_SETS
     #: Pixels per cell in ``rgb_array`` frames.
     tile_size: int = 32
 
@@ -101,7 +105,8 @@ class FrozenLakeEnv(gym.Env):
         self._frames = FrameOutput("ragen FrozenLake")
         self.level: FrozenLakeLevel | None = None
         self.level_seed: int | None = None
-        self.certificate: dict[str, Any] | None = None
+        #: The current level's certificate (``info["certificate"]`` holds its ``to_dict()``).
+        self.certificate: Certificate | None = None
         self._done = False
 
     # ------------------------------------------------------------------ Gymnasium API
@@ -129,7 +134,7 @@ class FrozenLakeEnv(gym.Env):
         self.certificate = certificate(self.level, self.config)
         if self.render_mode == "human":
             self.render()
-        info = {"level_seed": self.level_seed, "certificate": self.certificate, "level": self.level.to_text()}
+        info = {"level_seed": self.level_seed, "certificate": self.certificate.to_dict(), "level": self.level.to_text()}
         return self._observation(), info
 
     def _coerce_level(self, level: Any) -> FrozenLakeLevel:
@@ -309,3 +314,42 @@ class FrozenLakeEnv(gym.Env):
             "holes": [list(h) for h in self.level.holes],
             "is_slippery": self.config.is_slippery,
         }
+
+    def plan_turn(self, turn_actions: int, actions_left: int, turns_left: int) -> list[int]:
+        """Optimal play for this turn from where the player stands (:func:`~ragen_envs.frozen_lake.planning.plan_turn`):
+        a shortest path without slipping; with slipping the finite-horizon optimal policy, an even share
+        of the remaining actions a turn so that later turns re-plan from where the player lands."""
+        if self.level is None:
+            raise RuntimeError("call reset() before plan_turn()")
+        return plan_turn(self.level, self.position, is_slippery=self.config.is_slippery,
+                         success_rate=self.config.success_rate, turn_actions=turn_actions,
+                         actions_left=actions_left, turns_left=turns_left)
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> FrozenLakeEnv | None:
+        """The lake a chat shows, rebuilt (player on its start cell) to plan on, or None when the actions
+        are not FrozenLake's. Reads the grid in the default symbols and the slipping the rules state
+        (printed exactly, e.g. ``1/3``); ValueError when the text does not show them."""
+        if tuple(action_names) != cls.action_names:
+            return None
+        symbols = text.DEFAULT_SYMBOLS
+        letters = {symbols["frozen"]: "F", symbols["hole"]: "H", symbols["goal"]: "G", symbols["player"]: "S"}
+        over = {symbols["player_in_hole"], symbols["player_on_goal"]}
+        rows = grid_lines(observation, set(letters) | over)
+        if any(ch in over for row in rows for ch in row):
+            raise ValueError("the game is already over in the state shown")
+        level = FrozenLakeLevel(tuple("".join(letters[ch] for ch in row) for row in rows))
+        is_slippery = "not slippery" not in intro
+        success_rate = 1.0
+        if is_slippery:
+            match = re.search(r"goes the way you chose with probability (\d+(?:\.\d+)?(?:/\d+)?)", intro)
+            if match is None:
+                raise ValueError("the rules do not say how slippery the ice is")
+            try:
+                success_rate = float(Fraction(match.group(1)))
+            except (ValueError, ZeroDivisionError) as exc:
+                raise ValueError(f"cannot read the slip probability {match.group(1)!r}") from exc
+        env = cls(config=FrozenLakeConfig(height=level.height, width=level.width, is_slippery=is_slippery,
+                                          success_rate=success_rate, certify_unlimited=False))
+        env.reset(options={"level": level})
+        return env

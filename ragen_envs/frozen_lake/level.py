@@ -1,4 +1,4 @@
-"""A FrozenLake map and its pure, seeded generator.
+"""A FrozenLake map, its pure, seeded generator, and its certificate.
 
 A level is a rectangle of Gymnasium's letters: ``S`` start, ``F`` frozen, ``H`` hole, ``G`` goal.
 :func:`generate` is a pure function of ``(config, seed)``, so the same pair gives the same lake in
@@ -7,16 +7,21 @@ any process, and every lake it returns has a path of frozen cells from start to 
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
+from ragen_envs.certificate import Certificate
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
+from ragen_envs.frozen_lake.planning import (
+    neighbour_table,
+    path_on_cells,
+    reach_probability,
+    shortest_path,
+    success_within,
+)
 
-#: Moves of the four actions in Gymnasium's order: 0 Left, 1 Down, 2 Right, 3 Up, as (d_row, d_col).
-MOVES: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))
 LETTERS = frozenset("SFHG")
 
 
@@ -86,40 +91,6 @@ class FrozenLakeLevel:
         return tuple((r, c) for r, row in enumerate(self.rows) for c, ch in enumerate(row) if ch == "H")
 
 
-def neighbour_table(height: int, width: int) -> np.ndarray:
-    """``table[cell, action]``: the flat index a move reaches when it does not slip (the border keeps you in place)."""
-    rows, cols = np.divmod(np.arange(height * width), width)
-    moves = np.array(MOVES)
-    next_rows = np.minimum(np.maximum(rows[:, None] + moves[:, 0], 0), height - 1)
-    next_cols = np.minimum(np.maximum(cols[:, None] + moves[:, 1], 0), width - 1)
-    return next_rows * width + next_cols
-
-
-def shortest_path(level: FrozenLakeLevel) -> list[int] | None:
-    """Actions of a shortest hole-free path from start to goal when nothing slips, or None if there is none."""
-    return _shortest_path("".join(level.rows), neighbour_table(level.height, level.width).tolist())
-
-
-def _shortest_path(cells: str, table: list[list[int]]) -> list[int] | None:
-    start = cells.index("S")
-    goal = cells.index("G")
-    came_from: dict[int, tuple[int, int]] = {start: (-1, -1)}
-    queue = deque([start])
-    while queue:
-        cell = queue.popleft()
-        if cell == goal:
-            actions = []
-            while cell != start:
-                cell, action = came_from[cell]
-                actions.append(action)
-            return actions[::-1]
-        for action, nxt in enumerate(table[cell]):
-            if nxt not in came_from and cells[nxt] != "H":
-                came_from[nxt] = (cell, action)
-                queue.append(nxt)
-    return None
-
-
 def generate(config: FrozenLakeConfig, seed: int) -> FrozenLakeLevel:
     """The lake for ``seed``: random holes, a random start and goal, and a guaranteed path between them.
 
@@ -144,11 +115,50 @@ def generate(config: FrozenLakeConfig, seed: int) -> FrozenLakeLevel:
         grid[start] = ord("S")
         grid[goal] = ord("G")
         cells = grid.tobytes().decode("ascii")
-        path = _shortest_path(cells, table)
+        path = path_on_cells(cells, table)
         if path is not None and len(path) >= config.min_path_length:
             return FrozenLakeLevel(tuple(cells[r * width:(r + 1) * width] for r in range(height)))
     raise RuntimeError(
         f"no {height}x{width} lake with a path of at least {config.min_path_length} moves found in "
         f"{config.max_attempts} attempts (p_frozen={config.p_frozen}); raise p_frozen or max_attempts, or lower "
         "min_path_length"
+    )
+
+
+def certificate(level: FrozenLakeLevel, config: FrozenLakeConfig) -> Certificate:
+    """What a harness needs to judge play on this lake.
+
+    ``optimal_steps``: the length of a shortest hole-free path (the fewest moves that can win);
+    ``optimal_actions``: that path without slipping, None with it (no fixed sequence is sure to win);
+    ``optimal_success_probability``: the best chance of reaching the goal within ``config.horizon``
+    steps under the configured slipping. Extras: ``shortest_path_length`` and ``shortest_path``
+    (action ids, assuming no slipping), ``optimal_success_prob`` (the typed probability again),
+    ``optimal_success_prob_unlimited`` (no step limit; None when ``config.certifies_unlimited`` is
+    False), ``horizon``, ``is_slippery``, ``success_rate``.
+    """
+    path = shortest_path(level)
+    if path is None:
+        raise ValueError("this lake has no hole-free path from start to goal")
+    slip = {"is_slippery": config.is_slippery, "success_rate": config.success_rate}
+    unlimited: float | None
+    if not config.certifies_unlimited:
+        unlimited = None
+    elif config.is_slippery:
+        unlimited = float(reach_probability(level, **slip)[level.start])
+    else:
+        unlimited = 1.0  # a path exists and nothing slips
+    within = float(success_within(level, **slip, horizon=config.horizon)[level.start])
+    return Certificate(
+        optimal_steps=len(path),
+        optimal_actions=None if config.is_slippery else tuple(path),
+        optimal_success_probability=within,
+        extras={
+            "shortest_path_length": len(path),
+            "shortest_path": path,
+            "horizon": config.horizon,
+            "optimal_success_prob": within,
+            "optimal_success_prob_unlimited": unlimited,
+            "is_slippery": config.is_slippery,
+            "success_rate": config.success_rate if config.is_slippery else 1.0,
+        },
     )

@@ -1,4 +1,4 @@
-"""Optimal play on a known lake: value iteration under slipping, one turn's plan, and the certificate.
+"""Optimal play on a known lake: shortest paths, value iteration under slipping, and one turn's plan.
 
 The dynamics are Gymnasium's: an intended move succeeds with probability ``success_rate`` and
 otherwise turns 90 degrees left or right with equal probability; holes and the goal end the game.
@@ -7,13 +7,52 @@ otherwise turns 90 degrees left or right with equal probability; holes and the g
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragen_envs.frozen_lake.config import FrozenLakeConfig
-from ragen_envs.frozen_lake.level import MOVES, FrozenLakeLevel, _shortest_path, neighbour_table
+if TYPE_CHECKING:  # the level module builds its certificate from this one, so no import back at run time
+    from ragen_envs.frozen_lake.level import FrozenLakeLevel
+
+#: Moves of the four actions in Gymnasium's order: 0 Left, 1 Down, 2 Right, 3 Up, as (d_row, d_col).
+MOVES: tuple[tuple[int, int], ...] = ((0, -1), (1, 0), (0, 1), (-1, 0))
+
+
+def neighbour_table(height: int, width: int) -> np.ndarray:
+    """``table[cell, action]``: the flat index a move reaches when it does not slip (the border keeps you in place)."""
+    rows, cols = np.divmod(np.arange(height * width), width)
+    moves = np.array(MOVES)
+    next_rows = np.minimum(np.maximum(rows[:, None] + moves[:, 0], 0), height - 1)
+    next_cols = np.minimum(np.maximum(cols[:, None] + moves[:, 1], 0), width - 1)
+    return next_rows * width + next_cols
+
+
+def shortest_path(level: FrozenLakeLevel) -> list[int] | None:
+    """Actions of a shortest hole-free path from start to goal when nothing slips, or None if there is none."""
+    return path_on_cells("".join(level.rows), neighbour_table(level.height, level.width).tolist())
+
+
+def path_on_cells(cells: str, table: list[list[int]]) -> list[int] | None:
+    """:func:`shortest_path` on the map as one string of ``S F H G`` and its :func:`neighbour_table` as lists."""
+    start = cells.index("S")
+    goal = cells.index("G")
+    came_from: dict[int, tuple[int, int]] = {start: (-1, -1)}
+    queue = deque([start])
+    while queue:
+        cell = queue.popleft()
+        if cell == goal:
+            actions = []
+            while cell != start:
+                cell, action = came_from[cell]
+                actions.append(action)
+            return actions[::-1]
+        for action, nxt in enumerate(table[cell]):
+            if nxt not in came_from and cells[nxt] != "H":
+                came_from[nxt] = (cell, action)
+                queue.append(nxt)
+    return None
 
 
 @dataclass(frozen=True)
@@ -130,7 +169,7 @@ def plan_turn(
         if cells[row * level.width + col] != "F":
             return [0]  # on a hole or the goal the game is over; nothing to plan
         cells[row * level.width + col] = "S"
-        path = _shortest_path("".join(cells), neighbour_table(level.height, level.width).tolist())
+        path = path_on_cells("".join(cells), neighbour_table(level.height, level.width).tolist())
         return (path or [0])[:per_turn]
     horizon = max(actions_left, 1)
     table = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=horizon)
@@ -154,6 +193,15 @@ def _success_within(model: _LakeModel, horizon: int) -> np.ndarray:
     for _ in range(horizon):
         values[model.playable] = (values[successors] @ model.probs).max(axis=1)
     return values
+
+
+def success_within(
+    level: FrozenLakeLevel, *, is_slippery: bool = True, success_rate: float = 1.0 / 3.0, horizon: int = 10
+) -> np.ndarray:
+    """The best chance of reaching the goal within ``horizon`` steps from each cell, as an (H, W) array:
+    :func:`value_iteration`'s last values alone, far cheaper."""
+    model = _model(level, is_slippery, success_rate)
+    return _success_within(model, horizon).reshape(level.height, level.width)
 
 
 def _steps_to_goal(model: _LakeModel) -> np.ndarray:
@@ -226,34 +274,3 @@ def reach_probability(
     """
     model = _model(level, is_slippery, success_rate)
     return _reach_probability(model, max_iterations).reshape(level.height, level.width)
-
-
-def certificate(level: FrozenLakeLevel, config: FrozenLakeConfig) -> dict[str, Any]:
-    """What a harness needs to judge play on this lake (JSON-friendly).
-
-    ``shortest_path_length`` and ``shortest_path`` (action ids) assume no slipping;
-    ``optimal_success_prob`` is the best chance of reaching the goal within ``horizon`` steps under
-    the configured slipping, ``optimal_success_prob_unlimited`` the same with no step limit (None
-    when ``config.certifies_unlimited`` is False).
-    """
-    model = _model(level, config.is_slippery, config.success_rate)
-    path = _shortest_path("".join(level.rows), model.table.tolist())
-    if path is None:
-        raise ValueError("this lake has no hole-free path from start to goal")
-    start = level.start[0] * level.width + level.start[1]
-    unlimited: float | None
-    if not config.certifies_unlimited:
-        unlimited = None
-    elif config.is_slippery:
-        unlimited = float(_reach_probability(model, max_iterations=1_000)[start])
-    else:
-        unlimited = 1.0  # a path exists and nothing slips
-    return {
-        "shortest_path_length": len(path),
-        "shortest_path": path,
-        "horizon": config.horizon,
-        "optimal_success_prob": float(_success_within(model, config.horizon)[start]),
-        "optimal_success_prob_unlimited": unlimited,
-        "is_slippery": config.is_slippery,
-        "success_rate": config.success_rate if config.is_slippery else 1.0,
-    }

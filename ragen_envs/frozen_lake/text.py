@@ -22,6 +22,9 @@ DEFAULT_SYMBOLS: Mapping[str, str] = {
     "player_on_goal": "√",
 }
 
+#: Named vocabularies (the TextGame's ``symbol_sets``); the first is the default.
+SYMBOL_SETS: Mapping[str, Mapping[str, str]] = {"ragen": DEFAULT_SYMBOLS}
+
 ACTION_NAMES = ("Left", "Down", "Right", "Up")
 
 ACTION_ALIASES: Mapping[str, int] = {

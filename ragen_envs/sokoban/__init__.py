@@ -8,12 +8,18 @@ True
 
 from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.env import SokobanEnv
-from ragen_envs.sokoban.generate import GenerationError, generate
-from ragen_envs.sokoban.level import ACTION_NAMES, Certificate, SokobanLevel
+from ragen_envs.sokoban.level import (
+    ACTION_NAMES,
+    GenerationError,
+    SokobanCertificate,
+    SokobanLevel,
+    certificate,
+    generate,
+)
 from ragen_envs.sokoban.level_files import LevelFileError, LevelSet, load_level_set, parse_level_file
 from ragen_envs.sokoban.notation import format_boxoban, format_level, load_boxoban, parse_boxoban, parse_level
 from ragen_envs.sokoban.solver import SolveResult, SolveStatus, solve
 
-__all__ = ["ACTION_NAMES", "Certificate", "GenerationError", "LevelFileError", "LevelSet", "SokobanConfig",
-           "SokobanEnv", "SokobanLevel", "SolveResult", "SolveStatus", "format_boxoban", "format_level", "generate",
-           "load_boxoban", "load_level_set", "parse_boxoban", "parse_level", "parse_level_file", "solve"]
+__all__ = ["ACTION_NAMES", "GenerationError", "LevelFileError", "LevelSet", "SokobanCertificate", "SokobanConfig",
+           "SokobanEnv", "SokobanLevel", "SolveResult", "SolveStatus", "certificate", "format_boxoban", "format_level",
+           "generate", "load_boxoban", "load_level_set", "parse_boxoban", "parse_level", "parse_level_file", "solve"]

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from ragen_envs.certificate import Certificate
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
-from ragen_envs.sokoban import text_view
+from ragen_envs.sokoban import text
 from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.deadlocks import dead_mask, is_deadlocked
-from ragen_envs.sokoban.generate import generate
+from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, cells_of, certificate, generate
 from ragen_envs.sokoban.level_files import LevelSet, load_level_set
-from ragen_envs.sokoban.level import ACTION_NAMES, Board, SokobanLevel, action_offsets, cells_of
 from ragen_envs.sokoban.notation import parse_level
-from ragen_envs.sokoban.text_view import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
-from ragen_envs.text_game import OBSERVATION_FORMATS, text_budget
+from ragen_envs.sokoban.solver import solve
+from ragen_envs.sokoban.room import action_offsets
+from ragen_envs.sokoban.text import BOX, BOX_ON_TARGET, FLOOR, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
+from ragen_envs.text_game import OBSERVATION_FORMATS, grid_lines, text_budget
 
 #: Tile of each cell code in ``rgb_array`` frames.
 TILE_STYLES: tuple[TileStyle, ...] = (
@@ -45,8 +47,9 @@ class SokobanEnv(gym.Env):
 
     ## Description
     Classic Sokoban as in gym-sokoban and RAGEN. Each reset draws a new level from
-    :func:`ragen_envs.sokoban.generate`, which is certified solvable: ``info["certificate"]`` holds a
-    fewest-moves solution (fewest pushes among those). With ``levels=`` (a Boxoban, XSB/``.sok`` or
+    :func:`ragen_envs.sokoban.generate`, which is certified solvable: ``info["certificate"]``
+    (:class:`ragen_envs.certificate.Certificate` as a dict) holds a fewest-moves solution (fewest
+    pushes among those). With ``levels=`` (a Boxoban, XSB/``.sok`` or
     standard-notation file, or a directory of them; :mod:`ragen_envs.sokoban.level_files`) the levels
     come from that set instead, each solved on load so it carries a certificate too.
 
@@ -77,8 +80,8 @@ class SokobanEnv(gym.Env):
     Every step: ``success``, ``action_is_valid`` (always True; out-of-range actions raise),
     ``action_is_effective`` (the player moved), ``boxes_on_target``, ``deadlock`` (a box stands on a
     dead square or is frozen off target: the level can no longer be won). At reset also
-    ``level_seed`` (None for a given level) and ``certificate`` (``solution`` names, ``actions`` ids,
-    ``moves``, ``pushes``; None for a given level without one). With a level set also ``level_index``
+    ``level_seed`` (None for a given level) and ``certificate`` (the typed fields, and ``solution``
+    names, ``actions`` ids, ``moves``, ``pushes``; None for a given level without one). With a level set also ``level_index``
     and ``level_source`` (``file``, ``number`` in the file, ``line``).
 
     ## Arguments
@@ -94,6 +97,7 @@ class SokobanEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
     action_names: tuple[str, ...] = ACTION_NAMES
+    symbol_sets: Mapping[str, Mapping[str, str]] = text.SYMBOL_SETS
 
     def __init__(self, render_mode: str | None = None, config: SokobanConfig | Mapping[str, Any] | None = None,
                  symbols: Mapping[str, str] | None = None, levels: str | os.PathLike[str] | None = None) -> None:
@@ -112,7 +116,7 @@ class SokobanEnv(gym.Env):
         #: Where the current level came from, for a level set: ``file``, ``number`` (in the file), ``line``.
         self.level_source: dict[str, Any] | None = None
         self.symbols = dict(symbols) if symbols is not None else None
-        self._table = text_view.symbol_table(self.symbols)
+        self._table = text.symbol_table(self.symbols)
         h, w = self.config.height, self.config.width
         self.action_space = gym.spaces.Discrete(4)
         self.observation_space = gym.spaces.Box(0, 6, shape=(h, w), dtype=np.int8)
@@ -166,7 +170,8 @@ class SokobanEnv(gym.Env):
         self._load(level)
         info = self._info(False)
         info["level_seed"] = level_seed
-        info["certificate"] = level.certificate.to_dict() if level.certificate is not None else None
+        found = self.certificate
+        info["certificate"] = found.to_dict() if found is not None else None
         info.update(extra)
         if self.render_mode == "human":
             self.render()
@@ -245,11 +250,11 @@ class SokobanEnv(gym.Env):
     def rules_text(self) -> str:
         """The rules and rewards in plain words."""
         c = self.config
-        return text_view.rules_text(c.step_reward, c.box_on_target_reward, c.box_off_target_reward, c.success_reward)
+        return text.rules_text(c.step_reward, c.box_on_target_reward, c.box_off_target_reward, c.success_reward)
 
     def legend_text(self, symbols: Mapping[str, str] | None = None, coordinate_base: int = 0) -> str:
         """The symbol legend and the (row, col) convention."""
-        return text_view.legend_text(self._symbols(symbols), _check_base(coordinate_base))
+        return text.legend_text(self._symbols(symbols), _check_base(coordinate_base))
 
     def observation_text(self, fmt: str = "grid", symbols: Mapping[str, str] | None = None,
                          coordinate_base: int = 0) -> str:
@@ -262,9 +267,9 @@ class SokobanEnv(gym.Env):
         codes = self._grid.ravel().tolist()
         parts = []
         if fmt in ("grid", "grid+coords"):
-            parts.append(text_view.grid_text(codes, self._width, self._symbols(symbols)))
+            parts.append(text.grid_text(codes, self._width, self._symbols(symbols)))
         if fmt in ("coords", "grid+coords"):
-            parts.append(text_view.coords_text(codes, self._grid.shape[0], self._width, base))
+            parts.append(text.coords_text(codes, self._grid.shape[0], self._width, base))
         return "\n\n".join(parts)
 
     def level_key(self) -> bytes:
@@ -285,6 +290,49 @@ class SokobanEnv(gym.Env):
                 "player": list(divmod(self._player, self._width)), "boxes": boxes,
                 "targets": [list(t) for t in self._target_list], "walls": [list(c) for c in self._wall_list]}
 
+    def plan_turn(self, turn_actions: int, actions_left: int, turns_left: int) -> list[int]:
+        """The next moves of an optimal solution from the current position, as many as the turn may send
+        (the game is deterministic, so they run blind safely): the certificate's while play has kept to
+        it, else a fresh solve from here (seconds on a hard level). ``[0]`` (Up) when nothing wins."""
+        if self.level is None:
+            raise RuntimeError("call reset() before plan_turn()")
+        done = self._certified_positions().get((self._player, self._boxes))
+        if done is not None:
+            solution = self.level.certificate.solution[done:]  # type: ignore[union-attr]
+        else:
+            solution = solve(self.current_level()).solution or ()
+        return list(solution[:max(turn_actions, 1)]) or [0]
+
+    def _certified_positions(self) -> dict[tuple[int, int], int]:
+        """(player, boxes) after each prefix of the certificate's solution -> that prefix's length."""
+        if self._certified is None:
+            self._certified = {}
+            if self.level is None or self.level.certificate is None:
+                return self._certified
+            player, boxes = self._start
+            self._certified[(player, boxes)] = 0
+            for done, action in enumerate(self.level.certificate.solution, 1):
+                offset = self._offsets[action]
+                player += offset
+                if boxes >> player & 1:  # an optimal solution never bumps into anything: every push is legal
+                    boxes ^= 1 << player | 1 << (player + offset)
+                self._certified[(player, boxes)] = done
+        return self._certified
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> SokobanEnv | None:
+        """The position a chat shows, rebuilt as a level (no certificate) to plan on, or None when the
+        actions are not Sokoban's. Reads the grid in RAGEN's symbols; ValueError when there is none."""
+        if tuple(action_names) != cls.action_names:
+            return None
+        to_standard = {text.RAGEN_SYMBOLS[kind]: text.STANDARD_SYMBOLS[kind] for kind in text.RAGEN_SYMBOLS}
+        rows = grid_lines(observation, set(to_standard))
+        level = parse_level("\n".join("".join(to_standard[ch] for ch in row) for row in rows))
+        # At least 4x4 so the config's one generated box fits; a smaller level is padded with wall.
+        env = cls(config=SokobanConfig(height=max(level.height, 4), width=max(level.width, 4)))
+        env.reset(options={"level": level})
+        return env
+
     # -- helpers -------------------------------------------------------------------------------
 
     def current_level(self) -> SokobanLevel:
@@ -296,14 +344,13 @@ class SokobanEnv(gym.Env):
                             tuple(cells_of(self._boxes, w)), divmod(self._player, w))
 
     @property
-    def certificate(self) -> dict[str, Any] | None:
-        """The current level's certificate as a dict (see ``info["certificate"]``)."""
-        if self.level is None or self.level.certificate is None:
-            return None
-        return self.level.certificate.to_dict()
+    def certificate(self) -> Certificate | None:
+        """The current level's certificate (``info["certificate"]`` holds its ``to_dict()``); None before
+        the first reset and for a given level without a solution."""
+        return None if self.level is None else certificate(self.level)
 
     def _symbols(self, symbols: Mapping[str, str] | None) -> tuple[str, ...]:
-        return self._table if symbols is None else text_view.symbol_table(symbols)
+        return self._table if symbols is None else text.symbol_table(symbols)
 
     def _load(self, level: SokobanLevel) -> None:
         h, w = self.config.height, self.config.width
@@ -325,6 +372,8 @@ class SokobanEnv(gym.Env):
         self._floor, self._targets, self._boxes, self._player = board.floor, board.targets, board.boxes, board.player
         self._num_boxes = len(level.boxes)
         self._placed = (board.boxes & board.targets).bit_count()
+        self._start = (board.player, board.boxes)
+        self._certified: dict[tuple[int, int], int] | None = None  # built on the first plan_turn
         self._dead = dead_mask(board.floor, board.targets, w)
         self._deadlock = is_deadlocked(board.boxes, board.floor, board.targets, self._dead, w)
         # Cells outside the player's area (walls, and any floor beyond them) show as wall.

@@ -1,4 +1,4 @@
-"""A Sokoban level (walls, targets, boxes, player) and its certificate (an optimal solution).
+"""A Sokoban level (walls, targets, boxes, player), its seeded generator, and its certificate.
 
 Cells are ``(row, col)`` from the top-left corner of the full grid, border walls included. Inside
 the search code a cell is the flat index ``row * width + col`` and a set of cells is a Python int
@@ -7,8 +7,16 @@ used as a bit mask, which makes set operations and "every neighbour of every cel
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+
+from ragen_envs.certificate import Certificate
+from ragen_envs.sokoban.config import SokobanConfig
+from ragen_envs.sokoban.reverse_search import search_backwards
+from ragen_envs.sokoban.room import Draws, carve_room
 
 #: Action ids of the Discrete(4) space, by index.
 ACTION_NAMES: tuple[str, ...] = ("Up", "Down", "Left", "Right")
@@ -16,14 +24,10 @@ ACTION_NAMES: tuple[str, ...] = ("Up", "Down", "Left", "Right")
 Cell = tuple[int, int]
 
 
-def action_offsets(width: int) -> tuple[int, int, int, int]:
-    """Flat-index step of each action (Up, Down, Left, Right) on a grid ``width`` cells wide."""
-    return (-width, width, -1, 1)
-
-
 @dataclass(frozen=True)
-class Certificate:
-    """An optimal solution: the fewest moves, and among those the fewest pushes."""
+class SokobanCertificate:
+    """An optimal solution: the fewest moves, and among those the fewest pushes. Sokoban's own record,
+    kept on the level and in level-file caches; :func:`certificate` gives the typed one every game shares."""
 
     solution: tuple[int, ...]  # action ids
     pushes: int
@@ -44,7 +48,7 @@ class Certificate:
                 "pushes": self.pushes}
 
     @classmethod
-    def from_dict(cls, values: dict[str, Any]) -> Certificate:
+    def from_dict(cls, values: dict[str, Any]) -> SokobanCertificate:
         """Inverse of :meth:`to_dict` (reads ``actions``, or ``solution`` names)."""
         if "actions" in values:
             actions = tuple(int(a) for a in values["actions"])
@@ -63,7 +67,7 @@ class SokobanLevel:
     targets: tuple[Cell, ...]
     boxes: tuple[Cell, ...]
     player: Cell
-    certificate: Certificate | None = None
+    certificate: SokobanCertificate | None = None
     seed: int | None = None  # the level seed it was generated from, if any
 
     def __post_init__(self) -> None:
@@ -105,7 +109,7 @@ class SokobanLevel:
 
     @classmethod
     def trusted(cls, height: int, width: int, walls: frozenset[Cell], targets: tuple[Cell, ...],
-                boxes: tuple[Cell, ...], player: Cell, certificate: Certificate | None = None,
+                boxes: tuple[Cell, ...], player: Cell, certificate: SokobanCertificate | None = None,
                 seed: int | None = None) -> SokobanLevel:
         """Build without validation, for the generator's own output (sorted, valid by construction)."""
         level = object.__new__(cls)
@@ -138,7 +142,7 @@ class SokobanLevel:
         """True when every box stands on a target."""
         return set(self.boxes) == set(self.targets)
 
-    def with_certificate(self, certificate: Certificate | None) -> SokobanLevel:
+    def with_certificate(self, certificate: SokobanCertificate | None) -> SokobanLevel:
         """The same position carrying ``certificate``."""
         return SokobanLevel(self.height, self.width, self.walls, self.targets, self.boxes, self.player,
                             certificate, self.seed)
@@ -189,3 +193,110 @@ def cells_of(mask: int, width: int) -> list[Cell]:
         out.append(divmod(i, width))
         mask ^= low
     return out
+
+
+# -- generation ------------------------------------------------------------------------------------
+# Seeded level generation: ``generate(config, seed)`` is a pure function of its arguments.
+#
+# Each attempt carves a room, places the targets, and searches backwards from the solved room (see
+# :mod:`ragen_envs.sokoban.reverse_search`). The start position is drawn from the states the
+# search settled whose certificate lies in the difficulty band: among those with the fewest boxes
+# already on targets, the ones with the most pushes (``start_selection="hardest"``) or with a push
+# count drawn uniformly from those present (``"spread"``); then one of them uniformly. Its
+# certificate is read off the search. An attempt whose search finds no such state is discarded; after
+# ``config.max_attempts`` failed attempts a :class:`GenerationError` says what to change.
+
+
+class GenerationError(RuntimeError):
+    """No level in the difficulty band was found within ``max_attempts`` rooms."""
+
+
+def generate(config: SokobanConfig | Mapping[str, Any] | None, seed: int) -> SokobanLevel:
+    """The level of ``seed`` under ``config``, with its certificate (an optimal solution)."""
+    config = SokobanConfig.coerce(config)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = int(seed)
+    draws = Draws(np.random.default_rng(seed))
+    for _ in range(config.max_attempts):
+        level = _attempt(config, draws, seed)
+        if level is not None:
+            return level
+    band = f"{config.min_pushes}..{config.max_pushes if config.max_pushes is not None else 'any'}"
+    raise GenerationError(
+        f"no {config.height}x{config.width} level with {config.num_boxes} box(es) and a certificate of "
+        f"{band} pushes found in {config.max_attempts} attempts (seed {seed}); widen the push band, raise "
+        f"search_budget (now {config.search_budget}) or max_attempts, or use a larger room"
+    )
+
+
+def _attempt(config: SokobanConfig, draws: Draws, seed: int) -> SokobanLevel | None:
+    h, w, n = config.height, config.width, config.num_boxes
+    floor = carve_room(draws, h, w, config.carving_steps, config.p_change_direction)
+    cells = []
+    m = floor
+    while m:
+        low = m & -m
+        m ^= low
+        cells.append(low.bit_length() - 1)
+    if len(cells) < n + 1:
+        return None
+    targets = 0
+    for i in range(n):  # partial Fisher-Yates: n distinct cells
+        j = i + draws.below(len(cells) - i)
+        cells[i], cells[j] = cells[j], cells[i]
+        targets |= 1 << cells[i]
+    search = search_backwards(w, floor, targets, config.search_budget, config.max_pushes)
+    lo = config.min_pushes
+    hi = config.max_pushes if config.max_pushes is not None else 1 << 30
+    # Prefer starts with as few boxes already on targets as the search offers (Boxoban's levels
+    # start with none). Then take the push count (the most found, as gym-sokoban keeps its hardest
+    # reverse-played state; or one drawn uniformly from those present) and a state uniformly
+    # among those with that count.
+    by_pushes: dict[int, list[tuple[int, int, int]]] = {}
+    fewest_placed = n
+    for boxes, records in search.records.items():
+        placed = (boxes & targets).bit_count()
+        if placed > fewest_placed or placed == n:
+            continue
+        for _, pushes, players in records:
+            if lo <= pushes <= hi:
+                if placed < fewest_placed:
+                    fewest_placed, by_pushes = placed, {}
+                by_pushes.setdefault(pushes, []).append((boxes, players, players.bit_count()))
+    if not by_pushes:
+        return None
+    counts = sorted(by_pushes)
+    chosen = counts[-1] if config.start_selection == "hardest" else counts[draws.below(len(counts))]
+    candidates = by_pushes[chosen]
+    k = draws.below(sum(count for _, _, count in candidates))
+    for boxes, players, count in candidates:
+        if k < count:
+            break
+        k -= count
+    for _ in range(k):
+        players &= players - 1  # drop the lowest set bits until the k-th is lowest
+    player = (players & -players).bit_length() - 1
+    actions, pushes = search.solution_from(boxes, player)
+    everything = (1 << (h * w)) - 1
+    # cells_of lists cells in flat-index order, which is the sorted order the class keeps.
+    return SokobanLevel.trusted(
+        h, w,
+        walls=frozenset(cells_of(everything & ~floor, w)),
+        targets=tuple(cells_of(targets, w)),
+        boxes=tuple(cells_of(boxes, w)),
+        player=divmod(player, w),
+        certificate=SokobanCertificate(tuple(actions), pushes),
+        seed=seed,
+    )
+
+
+def certificate(level: SokobanLevel) -> Certificate | None:
+    """The level's typed certificate: its optimal solution always wins, so the success probability is 1;
+    the extras are :meth:`SokobanCertificate.to_dict` (``solution`` names, ``actions``, ``moves``,
+    ``pushes``). None for a level given without a solution."""
+    found = level.certificate
+    if found is None:
+        return None
+    return Certificate(optimal_steps=found.moves, optimal_actions=found.solution, optimal_success_probability=1.0,
+                       extras=found.to_dict())

@@ -28,8 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragen_envs.sokoban.level import Certificate, SokobanLevel, action_offsets
+from ragen_envs.sokoban.level import SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.notation import parse_level
+from ragen_envs.sokoban.room import action_offsets
 from ragen_envs.sokoban.solver import SolveStatus, solve
 
 #: File name endings read from a level directory.
@@ -221,10 +222,10 @@ def _parse(text: str, name: str) -> list[_ParsedLevel]:
     return out
 
 
-def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: bool = True) -> list[Certificate]:
+def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: bool = True) -> list[SokobanCertificate]:
     """Certificates of a file's levels: from its certificate cache where valid, else from the solver."""
     cached = _read_cache(file, sha256) if cache else {}
-    out: list[Certificate] = []
+    out: list[SokobanCertificate] = []
     solved_now = False
     for p in parsed:
         certificate = cached.get(p.number)
@@ -238,7 +239,7 @@ def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: 
     return out
 
 
-def _solve(p: _ParsedLevel, file: Path) -> Certificate:
+def _solve(p: _ParsedLevel, file: Path) -> SokobanCertificate:
     result = solve(p.level, max_nodes=SOLVER_MAX_NODES)
     if result.status is SolveStatus.UNSOLVABLE:
         raise LevelFileError(f"{file}: level {p.number} (line {p.line}) has no solution")
@@ -248,7 +249,7 @@ def _solve(p: _ParsedLevel, file: Path) -> Certificate:
     return result.certificate
 
 
-def _replays_to_solution(level: SokobanLevel, certificate: Certificate) -> bool:
+def _replays_to_solution(level: SokobanLevel, certificate: SokobanCertificate) -> bool:
     """Whether playing ``certificate`` from ``level`` puts every box on a target (illegal pushes fail)."""
     w = level.width
     offsets = action_offsets(w)
@@ -282,7 +283,7 @@ def user_cache_path(sha256: str) -> Path:
     return root / "ragen_envs" / "sokoban_certificates" / f"{sha256}.json"
 
 
-def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: dict[int, Certificate],
+def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: dict[int, SokobanCertificate],
                        about: dict[str, Any] | None = None) -> Path | None:
     """Store certificates (level number -> certificate) for the file with hash ``sha256``: next to the
     file if its directory is writable, else in :func:`user_cache_path`; None when neither could be written.
@@ -306,14 +307,14 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
     return None
 
 
-def _read_cache(file: Path, sha256: str) -> dict[int, Certificate]:
+def _read_cache(file: Path, sha256: str) -> dict[int, SokobanCertificate]:
     """Cached certificates for this exact file content (a cache for other content is ignored)."""
     for source in (certificates_path(file), user_cache_path(sha256)):
         try:
             payload: Any = json.loads(source.read_text(encoding="utf-8"))
             if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256:
                 continue
-            return {int(n): Certificate.from_dict(c) for n, c in payload["levels"].items()}
+            return {int(n): SokobanCertificate.from_dict(c) for n, c in payload["levels"].items()}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
     return {}

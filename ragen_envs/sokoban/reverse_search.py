@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ragen_envs.sokoban.level import action_offsets
+from ragen_envs.sokoban.room import action_offsets
 
 # One entry per (box layout, push count) settled in a layer: (moves, pushes, player mask).
 Record = tuple[int, int, int]

@@ -1,4 +1,5 @@
-"""Random room topologies, carved by a wandering walk (the idea of gym-sokoban's generator)."""
+"""Room geometry: the flat-index step of each action, and random room topologies carved by a wandering
+walk (the idea of gym-sokoban's generator)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ _STAMPS = (
     ((0, 0), (0, 1), (1, 0), (1, 1)),
 )
 _STEPS = ((-1, 0), (1, 0), (0, -1), (0, 1))
+
+
+def action_offsets(width: int) -> tuple[int, int, int, int]:
+    """Flat-index step of each action (Up, Down, Left, Right) on a grid ``width`` cells wide."""
+    return (-width, width, -1, 1)
 
 
 class Draws:

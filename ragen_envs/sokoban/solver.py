@@ -13,7 +13,8 @@ import heapq
 from dataclasses import dataclass
 
 from ragen_envs.sokoban.deadlocks import push_distances
-from ragen_envs.sokoban.level import Board, Certificate, SokobanLevel, action_offsets
+from ragen_envs.sokoban.level import Board, SokobanCertificate, SokobanLevel
+from ragen_envs.sokoban.room import action_offsets
 
 
 class SolveStatus(str, enum.Enum):
@@ -44,9 +45,9 @@ class SolveResult:
         return None if self.solution is None else len(self.solution)
 
     @property
-    def certificate(self) -> Certificate | None:
-        """The solution as a :class:`~ragen_envs.sokoban.level.Certificate`, if any."""
-        return None if self.solution is None else Certificate(self.solution, self.pushes or 0)
+    def certificate(self) -> SokobanCertificate | None:
+        """The solution as a :class:`~ragen_envs.sokoban.level.SokobanCertificate`, if any."""
+        return None if self.solution is None else SokobanCertificate(self.solution, self.pushes or 0)
 
 
 def solve(level: SokobanLevel, max_nodes: int = 1_000_000) -> SolveResult:

@@ -2,13 +2,13 @@
 
 ``TextEpisode`` (one game) and ``EpisodeBatch`` (many in lockstep) are what the evaluation harness
 and the trainer use; ``parse_response`` reads a reply; ``replay``/``to_markdown``/``save_episode_gif``
-turn a finished episode record back into states, a transcript and an animation. See docs/protocol.md.
+turn a finished episode record back into states, a transcript and an animation; ``players`` holds
+the scripted oracle and random players. See docs/protocol.md.
 """
 
 from ragen_envs.text.batch import EpisodeBatch
 from ragen_envs.text.config import CONTEXT_MODES, RAGEN_BUDGETS, ProtocolConfig
 from ragen_envs.text.episode import TextEpisode, make_env
-from ragen_envs.text.oracle import oracle_responses
 from ragen_envs.text.parser import (
     ERROR_KINDS,
     ParsedResponse,
@@ -16,6 +16,14 @@ from ragen_envs.text.parser import (
     format_reply,
     normalize_action,
     parse_response,
+)
+from ragen_envs.text.players import (
+    oracle_actions,
+    oracle_responses,
+    oracle_turn,
+    random_actions,
+    random_turn,
+    turn_budget,
 )
 from ragen_envs.text.prompts import render_format, render_intro, render_prompt, render_turn
 from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_gif, to_markdown
@@ -33,8 +41,12 @@ __all__ = [
     "format_reply",
     "make_env",
     "normalize_action",
+    "oracle_actions",
     "oracle_responses",
+    "oracle_turn",
     "parse_response",
+    "random_actions",
+    "random_turn",
     "render_format",
     "render_intro",
     "render_prompt",
@@ -42,4 +54,5 @@ __all__ = [
     "replay",
     "save_episode_gif",
     "to_markdown",
+    "turn_budget",
 ]

@@ -4,13 +4,14 @@ Over HTTP a server sees only the messages, never the live episode, so these agen
 model reads. :func:`read_chat` pulls the valid actions, the budget left and the current state out of
 the text protocol's default turn template (``ragen_envs.text.prompts.DEFAULT_TURN_TEMPLATE``, read
 backwards by :func:`template_regexes`, so a reworded template is followed automatically), in time
-linear in the chat's length; the oracle then rebuilds the game from the state text and plans on it:
+linear in the chat's length. The oracle then rebuilds the game from the state text with the game's
+own ``from_text`` classmethod (found through the registered presets, never a game's private module)
+and asks the in-process oracle's player, :func:`ragen_envs.text.players.oracle_turn`, for the turn:
 
-* Sokoban: the grid (RAGEN's symbols) becomes a level in standard notation, which the Sokoban solver
-  solves optimally from the current position; the turn plays the first moves of that solution.
+* Sokoban: the grid (RAGEN's symbols) becomes a level, which the Sokoban solver solves optimally
+  from the current position; the turn plays the first moves of that solution.
 * FrozenLake: the grid gives the lake and the player's cell; slipping and its probability come from
-  the rules text (printed exactly, e.g. ``1/3``). The turn is planned by the same function as the
-  in-process oracle's (:func:`ragen_envs.frozen_lake.planning.plan_turn`), so both play alike.
+  the rules text (printed exactly, e.g. ``1/3``).
 * Bandit: each arm name is looked up in the name pools to tell the low-risk arm from the high-risk
   one; payoffs are read from the rules when they are revealed, else the game's default payoffs.
 
@@ -25,17 +26,22 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import functools
 import hashlib
 import json
 import re
 import string
 from dataclasses import dataclass
-from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import gymnasium as gym
 import numpy as np
+from gymnasium.envs.registration import load_env_creator
 
+from ragen_envs.registration import PRESETS
 from ragen_envs.text.parser import format_reply
+from ragen_envs.text.players import oracle_turn, random_turn
+from ragen_envs.text.prompts import DEFAULT_TURN_TEMPLATE
 
 from ragen_eval.agents.base import Completion, SamplingParams
 
@@ -122,8 +128,6 @@ class ChatView:
 
 def read_chat(messages: list[dict[str, str]]) -> ChatView:
     """Read a :class:`ChatView` from a chat in the text protocol's default format; ValueError if it is not one."""
-    from ragen_envs.text.prompts import DEFAULT_TURN_TEMPLATE
-
     users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
     if not users:
         raise ValueError("the chat has no user message")
@@ -170,7 +174,7 @@ def request_rng(messages: list[dict[str, str]], seed: int | None, index: int) ->
 
 
 class ChatRandomAgent:
-    """1 to ``turn_actions`` uniformly random valid actions per turn, read from the chat."""
+    """The random player (:func:`ragen_envs.text.players.random_turn`) on the actions and budget read from the chat."""
 
     def __init__(self) -> None:
         self.name = "random"
@@ -188,9 +192,8 @@ class ChatRandomAgent:
             return [Completion(text=_cannot_read(str(exc)), finish_reason="stop") for _ in range(n)]
         out = []
         for i in range(n):
-            rng = request_rng(messages, sampling.seed, i)
-            k = int(rng.integers(1, max(view.turn_actions, 1) + 1))
-            chosen = [view.action_names[j] for j in rng.integers(0, len(view.action_names), size=k)]
+            plan = random_turn(len(view.action_names), view.turn_actions, request_rng(messages, sampling.seed, i))
+            chosen = [view.action_names[j] for j in plan]
             out.append(Completion(text=format_answer(view, chosen, "random play"), finish_reason="stop"))
         return out
 
@@ -224,94 +227,18 @@ class ChatOracleAgent:
 
 
 def plan_from_chat(view: ChatView) -> list[str]:
-    """The optimal action names for this turn, from the state text in ``view``."""
-    from ragen_envs.frozen_lake.text import ACTION_NAMES as FROZEN_LAKE_ACTIONS
-    from ragen_envs.sokoban import ACTION_NAMES as SOKOBAN_ACTIONS
-
-    if view.action_names == tuple(SOKOBAN_ACTIONS):
-        return _sokoban_plan(view)
-    if view.action_names == tuple(FROZEN_LAKE_ACTIONS):
-        return _frozenlake_plan(view)
-    return _bandit_plan(view)
-
+    """The optimal action names for this turn: the game rebuilt from the state text in ``view``, then
+    :func:`ragen_envs.text.players.oracle_turn`, the in-process oracle's player."""
+    for game_class in _game_classes():
+        game = game_class.from_text(view.action_names, view.observation, view.intro)
+        if game is not None:
+            plan = oracle_turn(game, view.turn_actions, view.actions_left, view.turns_left)
+            return [game.action_names[a] for a in plan]
+    raise ValueError(f"no registered game reads a chat whose actions are {list(view.action_names)}")
 
 
-
-def _grid_lines(observation: str, symbols: set[str]) -> list[str]:
-    """The leading lines of ``observation`` made only of single-character ``symbols`` (the grid part)."""
-    lines = []
-    for line in observation.split("\n"):
-        if line and set(line) <= symbols:
-            lines.append(line)
-        elif lines:
-            break
-    if not lines:
-        raise ValueError("the observation has no grid in the default symbols (is the format 'coords'?)")
-    return lines
-
-
-def _sokoban_plan(view: ChatView) -> list[str]:
-    from ragen_envs.sokoban import ACTION_NAMES, parse_level, solve
-    from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS, STANDARD_SYMBOLS
-
-    to_standard = {RAGEN_SYMBOLS[kind]: STANDARD_SYMBOLS[kind] for kind in RAGEN_SYMBOLS}
-    rows = _grid_lines(view.observation, set(to_standard))
-    level = parse_level("\n".join("".join(to_standard[ch] for ch in row) for row in rows))
-    # The solver's default budget, the one a loaded level's certificate is found with: a smaller one
-    # (200,000 nodes) failed 13 of the first 200 DeepMind Boxoban test levels. A search that long
-    # (seconds) runs on a worker thread, so it delays only its own request.
-    result = solve(level)
-    if not result.solution:
-        raise ValueError(f"the Sokoban solver found no solution from this state ({result.status.value})")
-    return [ACTION_NAMES[a] for a in result.solution[:max(view.turn_actions, 1)]]
-
-
-def _frozenlake_plan(view: ChatView) -> list[str]:
-    from ragen_envs.frozen_lake.level import FrozenLakeLevel
-    from ragen_envs.frozen_lake.planning import plan_turn
-    from ragen_envs.frozen_lake.text import ACTION_NAMES, DEFAULT_SYMBOLS
-
-    letters = {DEFAULT_SYMBOLS["frozen"]: "F", DEFAULT_SYMBOLS["hole"]: "H", DEFAULT_SYMBOLS["goal"]: "G",
-               DEFAULT_SYMBOLS["player"]: "S"}
-    over = {DEFAULT_SYMBOLS["player_in_hole"], DEFAULT_SYMBOLS["player_on_goal"]}
-    rows = _grid_lines(view.observation, set(letters) | over)
-    if any(ch in over for row in rows for ch in row):
-        raise ValueError("the game is already over in the state shown")
-    level = FrozenLakeLevel(tuple("".join(letters[ch] for ch in row) for row in rows))
-    is_slippery = "not slippery" not in view.intro
-    success_rate = 1.0
-    if is_slippery:
-        # The rules print the probability exactly ("1/3", "0.8"), so the plan matches the in-process oracle's.
-        match = re.search(r"goes the way you chose with probability (\d+(?:\.\d+)?(?:/\d+)?)", view.intro)
-        if match is None:
-            raise ValueError("the rules do not say how slippery the ice is")
-        try:
-            success_rate = float(Fraction(match.group(1)))
-        except (ValueError, ZeroDivisionError) as exc:
-            raise ValueError(f"cannot read the slip probability {match.group(1)!r}") from exc
-    plan = plan_turn(level, level.start, is_slippery=is_slippery, success_rate=success_rate,
-                     turn_actions=view.turn_actions, actions_left=view.actions_left, turns_left=view.turns_left)
-    return [ACTION_NAMES[a] for a in plan]
-
-
-def _bandit_plan(view: ChatView) -> list[str]:
-    from ragen_envs.bandit.config import BanditConfig
-    from ragen_envs.bandit.names import NAME_POOLS
-
-    if len(view.action_names) != 2:
-        raise ValueError("the chat oracle plays two-armed bandits only (which risky arm is which is not shown)")
-    low = {name.lower() for pool in NAME_POOLS.values() for name in pool.low_risk}
-    high = {name.lower() for pool in NAME_POOLS.values() for name in pool.high_risk}
-    kinds = ["low" if name.lower() in low else "high" if name.lower() in high else None for name in view.action_names]
-    if None in kinds or kinds[0] == kinds[1]:
-        raise ValueError(f"arm names {list(view.action_names)} are not one low-risk and one high-risk pool name")
-    defaults = BanditConfig()
-    payoff = {"low": defaults.low_risk_reward, "high": defaults.high_risk_reward * defaults.high_risk_prob}
-    for i, name in enumerate(view.action_names):
-        # With ``reveal_payoffs`` the rules say "NAME: pays X every time" or "pays X with probability P".
-        revealed = re.search(rf"^\s*{re.escape(name)}: pays ([-0-9.e+]+)(?: with probability ([0-9.e+-]+))?",
-                             view.intro, re.MULTILINE)
-        if revealed:
-            payoff[kinds[i]] = float(revealed.group(1)) * float(revealed.group(2) or 1.0)
-    best = max(range(2), key=lambda i: payoff[kinds[i]])
-    return [view.action_names[best]]
+@functools.cache
+def _game_classes() -> tuple[Any, ...]:
+    """The classes of the registered presets' games that can be rebuilt from a chat (``from_text``)."""
+    classes = {load_env_creator(gym.spec(preset.env_id).entry_point) for preset in PRESETS}
+    return tuple(sorted((c for c in classes if hasattr(c, "from_text")), key=lambda c: c.__qualname__))

@@ -23,6 +23,8 @@ from typing import Any
 
 #: Claim kinds, as reported per claim and aggregated per kind.
 KINDS = ("position", "relation", "status", "prediction", "bandit")
+#: Games whose thoughts the rules (and the judge prompt) know how to read.
+GAMES = ("sokoban", "frozenlake", "bandit")
 
 _KIND_BY_HEAD = {"at": "position", "rel": "relation", "adj": "relation", "on": "status", "all_placed": "status",
                  "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit"}

@@ -21,8 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragen_eval.agents.base import Agent, SamplingParams
-from ragen_eval.consistency.claims import claim_kind, normalise_canonical
-from ragen_eval.consistency.scoring import GAMES
+from ragen_eval.consistency.claims import GAMES, claim_kind, normalise_canonical
 
 JUDGE_SAMPLING = SamplingParams(temperature=0.0, max_tokens=1024)
 

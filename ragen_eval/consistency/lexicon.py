@@ -11,8 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ragen_envs.frozen_lake.text import DEFAULT_SYMBOLS as FROZENLAKE_SYMBOLS
-from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS as SOKOBAN_SYMBOLS
+from ragen_envs import make
 
 NUMBER_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
                 "eight": 8, "nine": 9, "ten": 10, "a": 1, "an": 1, "once": 1, "twice": 2, "thrice": 3}
@@ -46,7 +45,18 @@ _FROZENLAKE_THINGS = {
 _SYMBOL_KIND = {"wall": "wall", "floor": "floor", "target": "target", "box_on_target": "box", "box": "box",
                 "player": "player", "player_on_target": "player", "frozen": "frozen", "hole": "hole", "goal": "goal",
                 "player_in_hole": "player", "player_on_goal": "player"}
-_DEFAULT_SYMBOLS = {"sokoban": SOKOBAN_SYMBOLS, "frozenlake": FROZENLAKE_SYMBOLS}
+_THINGS = {"sokoban": _SOKOBAN_THINGS, "frozenlake": _FROZENLAKE_THINGS}
+
+
+@lru_cache(maxsize=None)
+def default_symbols(game: str) -> Mapping[str, str]:
+    """The symbols ``game``'s prompts use unless the protocol overrides them: the first of the game's
+    ``symbol_sets``, asked of the game itself (``game`` is its preset name, as in ``state_dict()["game"]``)."""
+    env = make(game)
+    try:
+        return next(iter(env.unwrapped.symbol_sets.values()), {})
+    finally:
+        env.close()
 
 
 def symbol_names(game: str, symbols: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
@@ -55,7 +65,7 @@ def symbol_names(game: str, symbols: Mapping[str, str] | None = None) -> tuple[t
     Models name things by their symbol ("X is at (3, 3)", "the O"), so each single-character symbol
     becomes a name for its kind; "_" (floor) is left out, as it is no word.
     """
-    merged = {**_DEFAULT_SYMBOLS.get(game, {}), **(symbols or {})}
+    merged = {**(default_symbols(game) if game in _THINGS else {}), **(symbols or {})}
     pairs = {(str(ch), _SYMBOL_KIND[kind]) for kind, ch in merged.items()
              if kind in _SYMBOL_KIND and len(str(ch)) == 1 and not str(ch).isspace() and str(ch) != "_"}
     return tuple(sorted(pairs))
@@ -77,7 +87,7 @@ class Lexicon:
 @lru_cache(maxsize=64)
 def lexicon_for(game: str, symbols: tuple[tuple[str, str], ...] = ()) -> Lexicon:
     """The lexicon of ``sokoban`` or ``frozenlake``, plus (symbol, kind) names (cached: immutable)."""
-    table = {"sokoban": _SOKOBAN_THINGS, "frozenlake": _FROZENLAKE_THINGS}.get(game)
+    table = _THINGS.get(game)
     if table is None:
         raise ValueError(f"no grid lexicon for game {game!r}")
     extra: dict[str, list[str]] = {}

@@ -7,13 +7,11 @@ from typing import Any
 
 from ragen_eval.consistency.bandit_claims import extract_bandit_claims
 from ragen_eval.consistency.board import Board
-from ragen_eval.consistency.claims import KINDS, Claim
+from ragen_eval.consistency.claims import GAMES, KINDS, Claim
 from ragen_eval.consistency.grid_claims import extract_grid_claims
 from ragen_eval.consistency.lexicon import MOVE_WORDS
 from ragen_eval.consistency.plans import answer_actions, extract_plan, plans_agree
 from ragen_eval.consistency.verify import Predictor, check_bandit, check_grid
-
-GAMES = ("sokoban", "frozenlake", "bandit")
 
 
 def _predictor(turn: Mapping[str, Any], before: Board) -> Predictor:
@@ -108,7 +106,8 @@ def score_turn(turn: Mapping[str, Any], *, game: str, coordinate_base: int = 0,
 
 
 def score_episode(record: Mapping[str, Any]) -> dict[str, Any]:
-    """Score every turn of an episode record; returns ``{"turns": [...], **aggregate(turns)}``."""
+    """Score every turn of an episode record; returns ``{"turns": [...], **aggregate(turns)}``. Turns of a
+    game outside :data:`GAMES` (one added later, with no claim vocabulary here) are left out, unscored."""
     turns = record.get("turns")
     if not isinstance(turns, Sequence):
         raise ValueError("episode record has no 'turns' list")
@@ -119,7 +118,10 @@ def score_episode(record: Mapping[str, Any]) -> dict[str, Any]:
         state = turn.get("state_before")
         if not isinstance(state, Mapping):
             raise ValueError(f"turn {index} of the episode has no state_before dict")
-        scored.append(score_turn(turn, game=str(state.get("game")), coordinate_base=base, symbols=symbols))
+        game = str(state.get("game"))
+        if game not in GAMES:  # a game with no claim vocabulary here: nothing its thoughts say is checkable
+            continue
+        scored.append(score_turn(turn, game=game, coordinate_base=base, symbols=symbols))
     return {"turns": scored, **aggregate(scored)}
 
 

@@ -19,7 +19,7 @@ from ragen_envs.frozen_lake import (
     reach_probability,
     value_iteration,
 )
-from ragen_envs.frozen_lake.level import MOVES
+from ragen_envs.frozen_lake.planning import MOVES
 
 
 def expectimax(level: FrozenLakeLevel, is_slippery: bool, success_rate: float, horizon: int) -> np.ndarray:
@@ -118,14 +118,14 @@ def test_certificate_fields():
     config = FrozenLakeConfig(height=5, width=5)
     for seed in range(5):
         level = generate(config, seed)
-        cert = certificate(level, config)
+        cert = certificate(level, config).to_dict()
         table = value_iteration(level, horizon=10)
         assert cert["optimal_success_prob"] == table.success_prob[10][level.start]
         assert cert["optimal_success_prob"] <= cert["optimal_success_prob_unlimited"] + 1e-12
         assert cert["optimal_success_prob"] > 0 or cert["shortest_path_length"] > 10
         assert cert["optimal_success_prob"] == 0 or cert["shortest_path_length"] <= 10
     deterministic = FrozenLakeConfig(height=5, width=5, is_slippery=False, certify_unlimited=False)
-    cert = certificate(generate(deterministic, 0), deterministic)
+    cert = certificate(generate(deterministic, 0), deterministic).to_dict()
     assert cert["optimal_success_prob_unlimited"] is None and cert["success_rate"] == 1.0
 
 

@@ -21,7 +21,7 @@ from ragen_envs.sokoban.__main__ import main as sokoban_main
 from ragen_envs.sokoban.level_files import (LevelFileError, certificates_path, count_levels, load_level_set,
                                             user_cache_path)
 from ragen_envs.text import TextEpisode
-from ragen_envs.text.oracle import oracle_responses
+from ragen_envs.text import oracle_responses
 
 REPO = Path(__file__).resolve().parents[2]
 BOXOBAN = SokobanConfig(height=10, width=10, num_boxes=4)

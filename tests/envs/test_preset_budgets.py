@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import ragen_envs
 from ragen_envs.text_game import text_budget
 from ragen_envs.text import ProtocolConfig, TextEpisode
-from ragen_envs.text.oracle import oracle_responses
+from ragen_envs.text import oracle_responses
 
 LEVELS = 200  # per preset
 FEWER_LEVELS = {"boxoban": 60, "boxoban_hard": 60}  # these generators make about 60 levels a second

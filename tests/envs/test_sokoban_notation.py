@@ -74,7 +74,7 @@ def test_malformed_boxoban_text():
 
 
 def test_level_object_validation_and_certificate_round_trip():
-    from ragen_envs.sokoban import Certificate, SokobanLevel, solve
+    from ragen_envs.sokoban import SokobanCertificate, SokobanLevel, solve
 
     border = frozenset((r, c) for r in range(4) for c in range(5) if r in (0, 3) or c in (0, 4))
     with pytest.raises(ValueError, match="box at \\(0, 1\\) is inside a wall"):
@@ -85,6 +85,6 @@ def test_level_object_validation_and_certificate_round_trip():
         SokobanLevel(4, 5, border, ((1, 2),), ((9, 9),), (1, 1))
     level = SokobanLevel(4, 5, border, ((2, 3),), ((2, 2),), (1, 1))
     cert = solve(level).certificate
-    assert cert is not None and Certificate.from_dict(cert.to_dict()) == cert
-    assert Certificate.from_dict({"solution": cert.action_names, "pushes": cert.pushes}) == cert
+    assert cert is not None and SokobanCertificate.from_dict(cert.to_dict()) == cert
+    assert SokobanCertificate.from_dict({"solution": cert.action_names, "pushes": cert.pushes}) == cert
     assert level.with_certificate(cert).certificate == cert and not level.is_solved

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragen_envs.certificate import Certificate
 from ragen_envs.text import (
     EpisodeBatch,
     ProtocolConfig,
@@ -38,6 +39,8 @@ class Corridor(gym.Env):
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
     action_names = ("Left", "Right")
     text_defaults: dict = {}
+    symbol_sets = {"corridor": {"pit": "X", "floor": "_", "player": "P", "goal": "G"}}
+    certificate = None
 
     def __init__(self, render_mode=None, config=None, symbols=None):
         self.config = {"length": 6, **(config or {})}
@@ -51,7 +54,9 @@ class Corridor(gym.Env):
         super().reset(seed=seed)
         level_seed = int(self.np_random.integers(2**31))
         self.pos = int(np.random.default_rng(level_seed).integers(1, self.length - 1))
-        return self.pos, {"level_seed": level_seed, "certificate": {"solution": self.solution()}}
+        steps = len(self.solution())
+        self.certificate = Certificate(steps, (1,) * steps, 1.0, {"solution": self.solution()})
+        return self.pos, {"level_seed": level_seed, "certificate": self.certificate.to_dict()}
 
     def solution(self):
         return ["Right"] * (self.length - 1 - self.pos)
@@ -92,6 +97,9 @@ class Corridor(gym.Env):
 
     def state_dict(self):
         return {"game": "corridor", "player": [0, self.pos], "length": self.length}
+
+    def plan_turn(self, turn_actions, actions_left, turns_left):
+        return [1] * max(1, min(turn_actions, self.length - 1 - self.pos))
 
     def render(self):
         return self.observation_text()

@@ -14,7 +14,7 @@ import pytest
 
 from ragen_envs.splits import split_seeds
 from ragen_eval.cli import main
-from ragen_eval.run_dir import read_episodes
+from ragen_eval.jsonl_store import read_jsonl
 
 
 def _eval(tmp_path, *extra):
@@ -30,7 +30,7 @@ def test_evaluate_prints_the_table_and_resume_does_no_work(tmp_path, capsys):
     assert _eval(tmp_path) == 0
     out2, err2 = capsys.readouterr()
     assert out2 == out and "this invocation" not in err2
-    assert len(read_episodes(tmp_path / "oracle__builtin__test" / "episodes.jsonl")) == 12
+    assert len(read_jsonl(tmp_path / "oracle__builtin__test" / "episodes.jsonl")) == 12
 
 
 def test_changed_config_is_refused_with_a_clear_message(tmp_path, capsys):
@@ -56,7 +56,7 @@ def test_protocol_and_env_config_overrides_reach_the_episodes(tmp_path):
     assert main(["--model", "random", "--env", "sokoban", "--episodes", "2", "--out", str(tmp_path), "--no-progress",
                  "--protocol", "observation_format=coords", "--protocol", "max_turns=2",
                  "--env-config", "sokoban:num_boxes=2"]) == 0
-    records = read_episodes(tmp_path / "random__builtin__test" / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "random__builtin__test" / "episodes.jsonl")
     assert all(r["protocol"]["observation_format"] == "coords" and r["num_turns"] <= 2 for r in records)
     assert all(len(r["turns"][0]["state_before"]["boxes"]) == 2 for r in records)
 
@@ -114,8 +114,8 @@ def test_local_server_matches_in_process_oracle_and_never_writes_the_key(tmp_pat
     assert main(["--model", "oracle", *common, "--out", str(tmp_path / "a")]) == 0
     assert main(["--model", "oracle", "--local-server", "--api-key-env", "RAGEN_TEST_KEY", *common,
                  "--out", str(tmp_path / "b")]) == 0
-    local = read_episodes(tmp_path / "b" / "oracle__openai__test" / "episodes.jsonl")
-    builtin = read_episodes(tmp_path / "a" / "oracle__builtin__test" / "episodes.jsonl")
+    local = read_jsonl(tmp_path / "b" / "oracle__openai__test" / "episodes.jsonl")
+    builtin = read_jsonl(tmp_path / "a" / "oracle__builtin__test" / "episodes.jsonl")
     by_key = {(r["env"], r["seed"]): r["success"] for r in builtin}
     assert len(local) == 24 and all(by_key[(r["env"], r["seed"])] == r["success"] for r in local)
     assert all(t["completion"]["completion_tokens"] for r in local for t in r["turns"])
@@ -131,7 +131,7 @@ def test_hf_backend_on_a_tiny_checkpoint_is_scored_end_to_end(tmp_path, tiny_mod
     assert main(args) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["backend"] == "hf" and summary["complete"] and summary["episodes_done"] == 4
-    records = read_episodes(tmp_path / f"{tiny_model_dir.name}__hf__test" / "episodes.jsonl")
+    records = read_jsonl(tmp_path / f"{tiny_model_dir.name}__hf__test" / "episodes.jsonl")
     # A random tiny model writes garbage: it must be scored (format errors, truncation), never crash.
     turns = [t for r in records for t in r["turns"]]
     assert turns and all(t["completion"]["completion_tokens"] is not None for t in turns)
@@ -153,7 +153,7 @@ def test_vllm_backend_on_a_tiny_checkpoint_is_scored_end_to_end(tmp_path, tiny_m
     run = tmp_path / f"{tiny_model_dir.name}__vllm__test"
     summary = json.loads((run / "summary.json").read_text())  # vLLM logs to stdout too
     assert summary["backend"] == "vllm" and summary["complete"] and summary["episodes_done"] == 8
-    records = read_episodes(run / "episodes.jsonl")
+    records = read_jsonl(run / "episodes.jsonl")
     assert all(t["completion"]["completion_tokens"] for r in records for t in r["turns"])
 
 

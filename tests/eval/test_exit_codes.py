@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from ragen_eval.cli import EXIT_BAD_INPUT, EXIT_OK, EXIT_RUN_FAILED, main
-from ragen_eval.run_dir import read_episodes
+from ragen_eval.jsonl_store import read_jsonl
 
 
 def refused_url() -> str:
@@ -30,7 +30,7 @@ def test_a_run_whose_every_episode_failed_exits_1_and_says_why(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "error: every episode (3 of 3) ended in an error" in err and "most common (3):" in err
     assert "connection refused by http://127.0.0.1:" in err  # refused, not "timeout after 5 s"
-    records = read_episodes(tmp_path / "down" / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "down" / "episodes.jsonl")
     assert len(records) == 3 and all(r["error"] and r["error"] in err for r in records)
     # Resuming does no work, but the run is still all errors, so it still fails.
     assert main(argv) == EXIT_RUN_FAILED
@@ -43,7 +43,7 @@ def test_some_errors_are_counted_and_max_error_rate_turns_them_into_a_failure(tm
             "--episodes", "8", "--max-retries", "0", "--out", str(tmp_path), "--run-name", "flaky", "--no-progress"]
     assert main(argv) == EXIT_OK
     err = capsys.readouterr().err
-    records = read_episodes(tmp_path / "flaky" / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "flaky" / "episodes.jsonl")
     failed = sum(1 for r in records if r.get("error"))
     assert 0 < failed < len(records) == 16
     assert f"warning: {failed} of 16 episodes ({failed / 16:.1%}) ended in an error" in err
@@ -86,8 +86,7 @@ def test_a_missing_extra_in_another_subcommand_is_one_line(tmp_path):
     assert main(["--model", "oracle", "--env", "bandit", "--episodes", "1", "--out", str(tmp_path),
                  "--no-progress"]) == EXIT_OK
     run = tmp_path / "oracle__builtin__test"
-    done = _without("matplotlib", ["leaderboard", str(run), "--out", str(tmp_path / "board"), "--no-baselines",
-                                   "--no-progress"], tmp_path)
+    done = _without("matplotlib", ["leaderboard", str(run), "--out", str(tmp_path / "board")], tmp_path)
     assert done.returncode == EXIT_BAD_INPUT, done.stderr
     assert done.stderr.strip().splitlines() == [
         "ragen-eval leaderboard: error: this needs the 'matplotlib' package, which is not installed; "

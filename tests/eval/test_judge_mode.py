@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from ragen_eval.agents.base import Agent, Completion, SamplingParams
 from ragen_eval.cli import main
 from ragen_eval.config import EvalConfig
-from ragen_eval.judging import JUDGE_FILE, JudgeConfig, current_judgements, episode_digest, judge_metrics
-from ragen_eval.run_dir import read_episodes
+from ragen_eval.judgements import JUDGE_FILE, current_judgements, episode_digest, judge_metrics
+from ragen_eval.judging import JudgeConfig
+from ragen_eval.jsonl_store import read_jsonl
 from ragen_eval.runner import evaluate, judge
 from ragen_eval.serve import ServeConfig, serve_in_thread
 
@@ -99,7 +100,7 @@ def test_evaluate_with_judge_over_http_stores_verdicts_and_agreement(tmp_path, s
     assert _evaluate(tmp_path, player_url, "--judge-model", "fixed-judge", "--judge-base-url", judge_url) == 0
     out, err = capsys.readouterr()
     run = tmp_path / "claimer__openai__test"
-    records = read_episodes(run / "episodes.jsonl")
+    records = read_jsonl(run / "episodes.jsonl")
     facts, expected = _expected(records)
     n_turns = len(facts)
     assert len(records) == EPISODES and n_turns == sum(len(r["turns"]) for r in records) >= EPISODES
@@ -108,7 +109,7 @@ def test_evaluate_with_judge_over_http_stores_verdicts_and_agreement(tmp_path, s
     # One judge request per turn with a thought, holding the state and the thought.
     assert len(judge.requests) == n_turns
     assert all(THOUGHT in m[-1]["content"] and "player: (" in m[-1]["content"] for m in judge.requests)
-    entries = read_episodes(run / JUDGE_FILE)
+    entries = read_jsonl(run / JUDGE_FILE)
     assert sorted((e["env"], e["seed"]) for e in entries) == sorted((r["env"], r["seed"]) for r in records)
     assert all(e["judge"]["model"] == "fixed-judge" and e["judge"]["backend"] == "openai" for e in entries)
     assert all(t["dropped"] == 1 and t["error"] is None and len(t["claims"]) == 4 for e in entries for t in e["turns"])
@@ -140,7 +141,7 @@ def test_evaluate_with_judge_over_http_stores_verdicts_and_agreement(tmp_path, s
 
     # Rerunning plays and judges nothing, and duplicates no line.
     assert _evaluate(tmp_path, player_url, "--judge-model", "fixed-judge", "--judge-base-url", judge_url) == 0
-    assert len(judge.requests) == n_turns and len(read_episodes(run / JUDGE_FILE)) == EPISODES
+    assert len(judge.requests) == n_turns and len(read_jsonl(run / JUDGE_FILE)) == EPISODES
     assert json.loads((run / "summary.json").read_text()) == summary
 
     # A run judged by one model refuses verdicts from another, through either command.
@@ -173,14 +174,14 @@ def test_judge_an_existing_run_resumes_after_a_torn_line(tmp_path, servers, caps
     path.write_bytes(b"".join(lines[:-1]) + lines[-1][: len(lines[-1]) // 2])
     assert main(args) == 0
     assert len(judge.requests) == n_turns + last_turns
-    assert len(read_episodes(path)) == EPISODES
+    assert len(read_jsonl(path)) == EPISODES
     assert json.loads((run / "summary.json").read_text()) == judged
     capsys.readouterr()
 
     # show: the summary with judge columns, and a transcript with every claim marked and its cell.
     assert main(["show", str(run)]) == 0
     assert "judge_agreement" in capsys.readouterr().out
-    record = read_episodes(run / "episodes.jsonl")[0]
+    record = read_jsonl(run / "episodes.jsonl")[0]
     assert main(["show", str(run), "--episode", f"sokoban:{record['seed']}"]) == 0
     shown = capsys.readouterr().out
     facts, _ = _expected([record])
@@ -206,7 +207,7 @@ def test_failed_verdicts_cost_turns_not_the_run_and_retry_errors_redoes_them(tmp
         args = ["judge", str(run), "--judge-model", "fixed-judge", "--no-progress", "--max-retries", "0"]
         assert main([*args, "--judge-base-url", flaky_url]) == 0
         out, err = capsys.readouterr()
-        first = read_episodes(run / JUDGE_FILE)
+        first = read_jsonl(run / JUDGE_FILE)
         failed = [t for e in first for t in e["turns"] if t["error"]]
         n_turns = sum(len(e["turns"]) for e in first)
         # Turns with a thought in the episodes that had a failure: what --retry-errors must resend.
@@ -221,7 +222,7 @@ def test_failed_verdicts_cost_turns_not_the_run_and_retry_errors_redoes_them(tmp
         # Without --retry-errors a rerun keeps them; with it, only the episodes with a failure are re-judged.
         assert main([*args, "--judge-base-url", clean_url]) == 0 and clean_judge.requests == []
         assert main([*args, "--judge-base-url", clean_url, "--retry-errors"]) == 0
-    entries = read_episodes(run / JUDGE_FILE)
+    entries = read_jsonl(run / JUDGE_FILE)
     assert len(entries) == EPISODES and not any(t["error"] for e in entries for t in e["turns"])
     assert len(clean_judge.requests) == to_redo
     assert json.loads((run / "summary.json").read_text())["overall"]["judge_agreement"]["judge_errors"] == 0
@@ -232,8 +233,10 @@ def test_leaderboard_has_consistency_and_judge_columns(tmp_path, servers, capsys
     assert _evaluate(tmp_path, player_url, "--judge-model", "fixed-judge", "--judge-base-url", judge_url) == 0
     run = tmp_path / "claimer__openai__test"
     summary = json.loads((run / "summary.json").read_text())
-    assert main(["leaderboard", str(run), "--out", str(tmp_path / "lb"), "--no-progress",
-                 "--baselines-dir", str(tmp_path / "baselines")]) == 0
+    capsys.readouterr()
+    assert main(["baselines", str(run), "--out", str(tmp_path / "baselines"), "--no-progress"]) == 0
+    baselines = capsys.readouterr().out.split()
+    assert main(["leaderboard", str(run), *baselines, "--out", str(tmp_path / "lb")]) == 0
     rows = list(csv.DictReader((tmp_path / "lb" / "leaderboard.csv").open()))
     mine = next(r for r in rows if r["model"] == "claimer")
     consistency, agree = summary["overall"]["consistency"], summary["overall"]["judge_agreement"]
@@ -260,9 +263,9 @@ def test_merge_keeps_the_verdicts_of_judged_shards(tmp_path, servers, capsys):
                      "--no-progress"]) == 0
     assert main(["merge", *shards, "--out", str(tmp_path / "merged")]) == 0
     merged = tmp_path / "merged"
-    assert len(read_episodes(merged / JUDGE_FILE)) == 4
+    assert len(read_jsonl(merged / JUDGE_FILE)) == 4
     summary = json.loads((merged / "summary.json").read_text())
-    turns = sum(len(r["turns"]) for r in read_episodes(merged / "episodes.jsonl"))
+    turns = sum(len(r["turns"]) for r in read_jsonl(merged / "episodes.jsonl"))
     assert summary["judge"]["complete"] and len(judge.requests) == turns
     # The oracle's thoughts make no claim the rules extract, so every judge claim is judge-only.
     agree = summary["overall"]["judge_agreement"]
@@ -310,7 +313,7 @@ def test_a_local_hf_checkpoint_can_judge_and_its_garbage_costs_only_verdicts(tmp
     before = json.loads((run / "summary.json").read_text())
     assert main(["judge", str(run), "--judge-backend", "hf", "--judge-model", str(tiny_model_dir),
                  "--judge-max-tokens", "8", "--no-progress"]) == 0
-    entries = read_episodes(run / JUDGE_FILE)
+    entries = read_jsonl(run / JUDGE_FILE)
     assert len(entries) == 2 and all(e["judge"]["backend"] == "hf" for e in entries)
     assert all(t["error"] and t["claims"] == [] for e in entries for t in e["turns"])
     after = json.loads((run / "summary.json").read_text())
@@ -339,13 +342,13 @@ def test_a_judge_file_torn_anywhere_resumes_to_the_same_verdicts(judged_run, tmp
     shutil.copytree(judged_run, work)
     data = (work / JUDGE_FILE).read_bytes()
     (work / JUDGE_FILE).write_bytes(data[: int(cut * len(data))])
-    kept = read_episodes(work / JUDGE_FILE)
+    kept = read_jsonl(work / JUDGE_FILE)
     agent = FixedJudge()
     summary, stats = judge(work, FIXED_JUDGE, agent=agent, progress=False)
-    complete = read_episodes(judged_run / JUDGE_FILE)
+    complete = read_jsonl(judged_run / JUDGE_FILE)
     # Exactly the episodes lost are judged again, one request per turn, and nothing twice.
     assert stats.episodes == len(complete) - len(kept)
     assert len(agent.requests) == sum(len(e["turns"]) for e in complete) - sum(len(e["turns"]) for e in kept)
-    assert sorted(read_episodes(work / JUDGE_FILE), key=lambda e: (e["env"], e["seed"])) == sorted(
+    assert sorted(read_jsonl(work / JUDGE_FILE), key=lambda e: (e["env"], e["seed"])) == sorted(
         complete, key=lambda e: (e["env"], e["seed"]))
     assert summary == json.loads((judged_run / "summary.json").read_text())

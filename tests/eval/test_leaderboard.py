@@ -1,4 +1,4 @@
-"""Leaderboards: every format written, baselines added when missing, identical bytes on regeneration."""
+"""Leaderboards: every format written, baselines played as their own step, identical bytes on regeneration."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from ragen_eval.cli import main
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import build_leaderboard
-from ragen_eval.runner import evaluate
+from ragen_eval.runner import evaluate, play_baselines
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,8 @@ def _digest(folder: Path) -> dict[str, str]:
 def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     config = EvalConfig(model="random", agent_seed=7, envs=["bandit", "sokoban"], episodes=8)
     evaluate(config, tmp_path / "mine", progress=False)
-    board = build_leaderboard([tmp_path / "mine"], baselines_dir=tmp_path / "baselines", progress=False)
+    baselines = play_baselines([tmp_path / "mine"], tmp_path / "baselines", progress=False)
+    board = build_leaderboard([tmp_path / "mine", *baselines])
     # The given run is a random baseline already; only the oracle is played, on the same levels.
     assert [p.name.split("__")[0] for p in (tmp_path / "baselines").iterdir()] == ["oracle"]
     assert [row["model"] for row in board.rows] == ["oracle", "random"]  # ranked by macro success
@@ -34,19 +35,30 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     oracle = board.rows[0]
     assert oracle["per_env"]["bandit"] == 1.0 and oracle["episodes"] == 16
     assert oracle["mcnemar_p_vs_random"] < 0.05 and board.rows[1]["mcnemar_p_vs_random"] == 1.0
-    # A second build finds the baseline it played and does not play it again.
-    again = build_leaderboard([tmp_path / "mine"], baselines_dir=tmp_path / "baselines", progress=False)
+    # A second `baselines` step finds the baseline it played and does not play it again.
+    played = (baselines[0] / "episodes.jsonl").read_bytes()
+    assert main(["baselines", str(tmp_path / "mine"), "--out", str(tmp_path / "baselines"), "--no-progress"]) == 0
+    again = build_leaderboard([tmp_path / "mine", *map(Path, capsys.readouterr().out.split())])
     assert [r["run"] for r in again.rows] == [r["run"] for r in board.rows]
-    # Without baselines_dir nothing is added.
+    assert (baselines[0] / "episodes.jsonl").read_bytes() == played
+    # The leaderboard itself plays nothing: it ranks exactly the runs it is given.
     assert len(build_leaderboard([tmp_path / "mine"]).rows) == 1
+
+
+def test_baselines_of_a_folder_that_is_no_run_fail_before_playing(tmp_path, capsys):
+    (tmp_path / "notes").mkdir()
+    assert main(["baselines", str(tmp_path / "notes"), "--out", str(tmp_path / "baselines")]) == 2
+    assert capsys.readouterr().err.strip() == (f"ragen-eval baselines: error: {tmp_path / 'notes'} is not a "
+                                               "ragen-eval run directory (no config.json)")
+    assert not (tmp_path / "baselines").exists()
 
 
 def test_every_format_is_written_and_regeneration_is_byte_identical(tmp_path, capsys):
     for model in ("oracle", "random"):
         evaluate(EvalConfig(model=model, envs=["bandit", "frozenlake"], episodes=5), tmp_path / model, progress=False)
     runs = [str(tmp_path / "oracle"), str(tmp_path / "random")]
-    lb_args = ["leaderboard", *runs, "--out", str(tmp_path / "lb"), "--no-progress",
-               "--baselines-dir", str(tmp_path / "baselines")]
+    lb_args = ["leaderboard", *runs, "--out", str(tmp_path / "lb")]
+    assert main(["baselines", *runs, "--out", str(tmp_path / "baselines"), "--no-progress"]) == 0
     assert main(lb_args) == 0
     first = _digest(tmp_path / "lb")
     assert set(first) == {"leaderboard.md", "leaderboard.csv", "leaderboard.json", "leaderboard.html",

@@ -13,7 +13,7 @@ import pytest
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
 from ragen_envs.sokoban import level_files
 from ragen_eval.cli import EXIT_BAD_INPUT, EXIT_OK, main
-from ragen_eval.run_dir import read_episodes
+from ragen_eval.jsonl_store import read_jsonl
 
 LEVELS = 12
 RUN = "oracle__builtin__levels-000.txt"
@@ -60,7 +60,7 @@ def test_the_oracle_wins_every_level_of_a_boxoban_file(tmp_path, level_file, box
     budget = config["levels"]["budget"]
     assert budget["max_actions_per_episode"] >= longest
     assert budget["max_turns"] * budget["max_actions_per_turn"] >= budget["max_actions_per_episode"]
-    records = read_episodes(run / "episodes.jsonl")
+    records = read_jsonl(run / "episodes.jsonl")
     assert sorted((r["env"], r["seed"]) for r in records) == [("levels:000.txt", i) for i in range(LEVELS)]
     by_seed = {r["seed"]: r for r in records}
     assert by_seed[5]["level_source"] == {"file": "000.txt", "number": 5, "line": 2 + 12 * 5}
@@ -104,7 +104,7 @@ def test_a_directory_and_a_limit(tmp_path, boxoban_levels, capsys):
     (folder / "000.txt").write_text(format_boxoban(boxoban_levels[:3]))
     (folder / "001.txt").write_text(format_boxoban(boxoban_levels[3:6]))
     assert _eval(tmp_path / "runs", folder, "--levels-limit", "5") == EXIT_OK
-    records = read_episodes(tmp_path / "runs" / "oracle__builtin__levels-set" / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "runs" / "oracle__builtin__levels-set" / "episodes.jsonl")
     sources = sorted((r["seed"], r["level_source"]["file"], r["level_source"]["number"]) for r in records)
     assert sources == [(0, "000.txt", 0), (1, "000.txt", 1), (2, "000.txt", 2), (3, "001.txt", 0),
                        (4, "001.txt", 1)]

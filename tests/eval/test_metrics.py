@@ -28,7 +28,7 @@ def _turn(actions=("Up",), executed=None, format_ok=True, think="a b c", infos=N
 
 def _record(env="sokoban", seed=0, success=True, turns=None, certificate=None, reward=1.0, end_reason=None, **kw):
     return {"env": env, "seed": seed, "success": success, "total_reward": reward,
-            "certificate": certificate if certificate is not None else {"moves": 4, "actions": [0, 1, 2, 3]},
+            "certificate": certificate if certificate is not None else _typed({"moves": 4, "actions": [0, 1, 2, 3]}, 4),
             "turns": turns if turns is not None else [_turn(("Up", "Down"))],
             "end_reason": end_reason or ("success" if success else "max_turns"), **kw}
 
@@ -41,11 +41,21 @@ def test_word_and_token_counts():
     assert count_pretokens("box at (3, 4)") == 7  # box, at, (, 3, ",", 4, )
 
 
+def _typed(extras, steps, actions=None, probability=1.0):
+    """A certificate's dict form: a game's extras with the typed fields beside them."""
+    return {**extras, "optimal_steps": steps, "optimal_actions": actions, "optimal_success_probability": probability}
+
+
 def test_optimal_steps_reads_every_game_certificate():
-    assert optimal_steps({"solution": ["Right", "Up"], "actions": [3, 0], "moves": 2, "pushes": 1}) == 2
-    assert optimal_steps({"shortest_path_length": 6, "shortest_path": [1, 0, 0, 3, 3, 2]}) == 6
-    assert optimal_steps({"arms": [], "shortest_path_length": 1}) == 1
+    assert optimal_steps(_typed({"solution": ["Right", "Up"], "actions": [3, 0], "moves": 2, "pushes": 1}, 2,
+                                [3, 0])) == 2
+    assert optimal_steps(_typed({"shortest_path_length": 6, "shortest_path": [1, 0, 0, 3, 3, 2]}, 6, None, 0.4)) == 6
+    assert optimal_steps(_typed({"arms": [], "shortest_path_length": 1}, 1, [0])) == 1
     assert optimal_steps({}) is None and optimal_steps(None) is None
+    # the typed field is read, never a game's own keys
+    assert optimal_steps(_typed({"moves": 9, "shortest_path_length": 9}, None)) is None
+    with pytest.raises(ValueError, match="optimal_steps"):
+        optimal_steps({"moves": 2, "solution": ["Right", "Up"]})
 
 
 def test_efficiency_is_optimum_over_actions_on_successes_only():

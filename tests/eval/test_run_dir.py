@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ragen_eval.config import EvalConfig
-from ragen_eval.run_dir import ConfigMismatchError, RunDir, load_run, merge_runs, read_episodes
+from ragen_eval.jsonl_store import read_jsonl
+from ragen_eval.run_dir import ConfigMismatchError, RunDir, load_run, merge_runs
 
 
 def _config(**overrides) -> EvalConfig:
@@ -42,7 +43,7 @@ def test_a_partial_last_line_is_cut_and_replayed(tmp_path):
         run.append(_record(*items[0]))
     with (tmp_path / "episodes.jsonl").open("ab") as fh:
         fh.write(b'{"env": "bandit", "seed": 2000')  # what SIGKILL mid-write leaves
-    assert len(read_episodes(tmp_path / "episodes.jsonl")) == 1
+    assert len(read_jsonl(tmp_path / "episodes.jsonl")) == 1
     with RunDir(tmp_path, config) as run:
         assert run.pending() == items[1:]
         run.append(_record(*items[1]))
@@ -81,7 +82,7 @@ def test_retry_errors_replays_errored_episodes(tmp_path):
         assert run.pending() == items[2:]
     with RunDir(tmp_path, config, retry_errors=True) as run:
         assert run.pending() == [items[0], *items[2:]]
-    assert len(read_episodes(tmp_path / "episodes.jsonl")) == 1
+    assert len(read_jsonl(tmp_path / "episodes.jsonl")) == 1
 
 
 def test_foreign_episode_is_an_error(tmp_path):

@@ -15,8 +15,9 @@ import pytest
 from ragen_eval.agents.base import Completion
 from ragen_eval.agents.builtin import OracleAgent, RandomAgent
 from ragen_eval.config import EvalConfig
-from ragen_eval.run_dir import read_episodes
-from ragen_eval.runner import evaluate, summary_of
+from ragen_eval.jsonl_store import read_jsonl
+from ragen_eval.runner import evaluate
+from ragen_eval.summary import summary_of
 
 
 def _config(**kw) -> EvalConfig:
@@ -25,13 +26,13 @@ def _config(**kw) -> EvalConfig:
 
 
 def _keys(path):
-    return [(r["env"], r["seed"]) for r in read_episodes(path / "episodes.jsonl")]
+    return [(r["env"], r["seed"]) for r in read_jsonl(path / "episodes.jsonl")]
 
 
 def test_evaluate_writes_every_episode_once_and_a_consistent_summary(tmp_path):
     config = _config(model="oracle")
     summary, stats = evaluate(config, tmp_path, progress=False)
-    records = read_episodes(tmp_path / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "episodes.jsonl")
     assert sorted(_keys(tmp_path)) == sorted(config.work_items())
     assert stats.episodes == 18 and stats.turns == sum(len(r["turns"]) for r in records)
     assert summary["complete"] and summary["episodes_done"] == 18
@@ -95,7 +96,7 @@ class _Flaky:
 def test_failed_requests_end_their_episode_not_the_run(tmp_path, capsys):
     config = _config(model="oracle", episodes=10)
     summary, stats = evaluate(config, tmp_path, agent=_Flaky(), progress=False)
-    records = read_episodes(tmp_path / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "episodes.jsonl")
     assert len(records) == 30
     failed = [r for r in records if r["error"]]
     assert {r["seed"] % 5 for r in failed} == {0, 1}
@@ -106,7 +107,7 @@ def test_failed_requests_end_their_episode_not_the_run(tmp_path, capsys):
     # Resuming with --retry-errors replays exactly the errored episodes.
     _, again = evaluate(config, tmp_path, progress=False, retry_errors=True)
     assert again.episodes == len(failed)
-    assert not any(r["error"] for r in read_episodes(tmp_path / "episodes.jsonl"))
+    assert not any(r["error"] for r in read_jsonl(tmp_path / "episodes.jsonl"))
 
 
 class _Counting:
@@ -178,7 +179,7 @@ class _Garbage:
 
 def test_garbage_output_is_scored_never_crashes(tmp_path):
     summary, _ = evaluate(_config(episodes=10), tmp_path, agent=_Garbage(), progress=False)
-    records = read_episodes(tmp_path / "episodes.jsonl")
+    records = read_jsonl(tmp_path / "episodes.jsonl")
     assert len(records) == 30 and not any(r["error"] for r in records)
     turns = [t for r in records for t in r["turns"]]
     assert summary["overall"]["format_error_rate"] == pytest.approx(sum(not t["format_ok"] for t in turns) / len(turns))

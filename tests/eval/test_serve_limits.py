@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from ragen_envs.sokoban import ACTION_NAMES, format_boxoban, format_level, generate, load_boxoban
-from ragen_envs.sokoban.text_view import RAGEN_SYMBOLS, STANDARD_SYMBOLS
+from ragen_envs.sokoban.text import RAGEN_SYMBOLS, STANDARD_SYMBOLS
 from ragen_envs.text import TextEpisode
 from ragen_eval.serve import ServeConfig, serve_in_thread
 

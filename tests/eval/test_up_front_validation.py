@@ -9,7 +9,8 @@ import time
 import pytest
 
 from ragen_eval.cli import EXIT_BAD_INPUT, EXIT_OK, main
-from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE, RUN_IDENTITY_KEY, read_episodes, rewrite_jsonl
+from ragen_eval.jsonl_store import read_jsonl, rewrite_jsonl
+from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE, RUN_IDENTITY_KEY
 
 
 def _run(out, *extra: str) -> int:
@@ -115,13 +116,13 @@ def test_a_run_that_lost_its_config_refuses_another_configuration(tmp_path, caps
     # The same settings resume it (nothing to play) and write config.json again.
     assert _run(tmp_path) == EXIT_OK
     assert json.loads((run / CONFIG_FILE).read_text())["eval_config"]["sampling"]["temperature"] == 0.5
-    assert len(read_episodes(run / EPISODES_FILE)) == 4
+    assert len(read_jsonl(run / EPISODES_FILE)) == 4
 
 
 def test_unstamped_episodes_without_a_config_are_refused(tmp_path, capsys):
     run = tmp_path / "random__builtin__test"
     assert _run(tmp_path) == EXIT_OK
-    records = read_episodes(run / EPISODES_FILE)
+    records = read_jsonl(run / EPISODES_FILE)
     assert all(RUN_IDENTITY_KEY in r for r in records)
     rewrite_jsonl(run / EPISODES_FILE, [{k: v for k, v in r.items() if k != RUN_IDENTITY_KEY} for r in records])
     (run / CONFIG_FILE).unlink()

@@ -30,7 +30,7 @@ def test_print_config_resolves_preset_and_overrides(capsys, tmp_path):
 
 def test_bad_config_is_a_clean_error(capsys, tmp_path):
     assert main(["bogus=1"]) == 2
-    assert "unknown config keys ['bogus']" in capsys.readouterr().err
+    assert "unknown TrainConfig fields: ['bogus']" in capsys.readouterr().err
     assert main(["--config", str(tmp_path / "missing.yaml")]) == 2
 
 

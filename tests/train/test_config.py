@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragen_train.config import PRESETS, TrainConfig, config_from_dict, load_config, parse_overrides, save_config
+from ragen_envs.overrides import parse_overrides
+from ragen_envs.text import ProtocolConfig
+from ragen_train.config import PRESETS, TrainConfig, load_config, save_config
 
 
 def test_defaults_are_ragens():
@@ -16,9 +18,9 @@ def test_defaults_are_ragens():
 
 
 def test_presets():
-    starpo = config_from_dict({"preset": "starpo"})
+    starpo = TrainConfig.from_dict({"preset": "starpo"})
     assert (starpo.rollout_filter_ratio, starpo.clip_ratio_high, starpo.kl_coef) == (1.0, 0.2, 0.001)
-    s = config_from_dict({"preset": "starpo-s"})
+    s = TrainConfig.from_dict({"preset": "starpo-s"})
     assert (s.rollout_filter_ratio, s.clip_ratio_high, s.kl_coef) == (0.25, 0.28, 0.0)
     assert set(PRESETS) == {"starpo", "starpo-s"}
 
@@ -30,7 +32,7 @@ def test_yaml_then_overrides_then_preset_precedence(tmp_path):
     assert c.kl_coef == 0.0  # the file beats the preset
     assert c.clip_ratio_high == 0.2  # untouched preset value
     assert c.actor_lr == 3e-4  # the override beats the file; "1e-4" without a dot is still a float
-    assert c.env_config == {"height": 4, "width": 5} and c.protocol == {"max_turns": 2}
+    assert c.env_config == {"height": 4, "width": 5} and c.protocol == ProtocolConfig(max_turns=2)
     saved = save_config(c, tmp_path / "run")
     assert load_config(saved) == c
 
@@ -43,7 +45,7 @@ def test_parse_overrides():
 
 
 @pytest.mark.parametrize("values, match", [
-    ({"bogus": 1}, "unknown config keys"),
+    ({"bogus": 1}, "unknown TrainConfig fields"),
     ({"preset": "ppo"}, "preset"),
     ({"rollout_filter_ratio": 0.0}, "rollout_filter_ratio"),
     ({"advantage_estimator": "vtrace"}, "advantage_estimator"),
@@ -55,7 +57,7 @@ def test_parse_overrides():
 ])
 def test_bad_values_name_the_field(values, match):
     with pytest.raises(ValueError, match=match):
-        config_from_dict(values)
+        TrainConfig.from_dict(values)
 
 
 @pytest.mark.parametrize("values, match", [
@@ -64,7 +66,7 @@ def test_bad_values_name_the_field(values, match):
 ])
 def test_wrong_types_name_the_field(values, match):
     with pytest.raises(TypeError, match=match):
-        config_from_dict(values)
+        TrainConfig.from_dict(values)
 
 
 def test_missing_file_and_non_mapping(tmp_path):

@@ -118,6 +118,6 @@ def test_a_training_step_with_retries_logs_the_rescued_count(tiny_model_dir, tmp
                                 "micro_batch_size=2"])
     run = train(config)
     row = json.loads((run / "metrics.jsonl").read_text().splitlines()[0])
-    assert row["hard_states_rescued"] == 0 and row["success"] == 0.0
-    assert row["kept_fraction"] == 1.0  # the quota keeps the zero-spread groups, so the step trains
-    assert row["policy_loss"] is not None
+    assert row["rollout/hard_states_rescued"] == 0 and row["rollout/success_rate"] == 0.0
+    assert row["rollout/kept_fraction"] == 1.0  # the quota keeps the zero-spread groups, so the step trains
+    assert row["losses/policy_loss"] is not None

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from ragen_train.checkpoint import latest_checkpoint, list_checkpoints, load_trainer_state, save_checkpoint
-from ragen_train.config import config_from_dict
+from ragen_train.config import TrainConfig
 from ragen_train.policy import ActorCritic, load_policy, load_tokenizer
 from ragen_train.trainer import make_optimizer
 
@@ -36,7 +36,7 @@ def test_checkpoints_keep_newest_and_ignore_incomplete(tiny_model_dir, tmp_path)
     with torch.no_grad():
         policy.value_head.bias.fill_(0.25)
     tokenizer = load_tokenizer(tiny_model_dir)
-    optimizer = make_optimizer(policy, config_from_dict({"critic": "shared"}))
+    optimizer = make_optimizer(policy, TrainConfig.from_dict({"critic": "shared"}))
     for step in (1, 2, 3):
         save_checkpoint(tmp_path, step, policy, tokenizer, optimizer, {"monitor": {"stds": [], "grad_norms": []}},
                         keep=2)

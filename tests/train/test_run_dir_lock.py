@@ -93,14 +93,14 @@ def test_allow_config_change_keeps_the_old_config_beside_the_new(tmp_path, capsy
 
 
 def test_a_torn_last_metrics_line_is_dropped_and_gaps_reported(tmp_path, capsys):
-    rows = [{"step": 1, "success": 0.5}, {"step": 2, "success": 0.25}]
+    rows = [{"step": 1, "rollout/success_rate": 0.5}, {"step": 2, "rollout/success_rate": 0.25}]
     path = tmp_path / "metrics.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows) + '{"step": 3, "succ')
     assert read_metrics(path) == rows
     log = MetricsLog(tmp_path, start_step=2)
     assert log.rows == rows and log.missing_steps == []
     assert read_metrics(path) == rows and path.read_text().endswith("\n")
-    log.log({"step": 3, "success": 1.0})
+    log.log({"step": 3, "rollout/success_rate": 1.0})
     assert [r["step"] for r in read_metrics(path)] == [1, 2, 3]
     assert capsys.readouterr().err == ""
 

@@ -81,7 +81,7 @@ def test_game_words_are_compact(tokenizer) -> None:
 def test_grid_rows_are_one_token_per_cell(reloaded_tokenizer, preset: str, seed: int, standard: bool) -> None:
     """Every cell of a real observation is its own token and every line break too, as reloaded from
     disk (the way vLLM and ragen-eval load it), so the cell below is always width + 1 tokens on."""
-    from ragen_envs.sokoban.text_view import STANDARD_SYMBOLS
+    from ragen_envs.sokoban.text import STANDARD_SYMBOLS
     from ragen_envs.text import TextEpisode
 
     symbols = dict(STANDARD_SYMBOLS) if standard and "sokoban" in preset else None

@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from ragen_envs.text import ProtocolConfig
 from ragen_train.checkpoint import latest_checkpoint, list_checkpoints
 from ragen_train.cli import main
 from ragen_train.config import load_config
@@ -28,17 +29,19 @@ def test_cli_run_logs_losses_and_changes_every_parameter(tiny_model_dir, tmp_pat
     assert main(args) == 0
     run = tmp_path / "r"
     resolved = load_config(run / "config.yaml")
-    assert resolved.env == "frozenlake" and resolved.total_steps == 2 and resolved.protocol == {"max_turns": 2}
+    assert resolved.env == "frozenlake" and resolved.total_steps == 2 and resolved.protocol == ProtocolConfig(max_turns=2)
     assert resolved.kl_coef == 0.001 and resolved.clip_ratio_high == 0.2  # from the starpo preset
     rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
     for row in rows:
-        for key in ("policy_loss", "value_loss", "entropy", "grad_norm_actor", "grad_norm_critic", "kl_ref",
-                    "clip_fraction", "approx_kl", "success", "reward_std", "in_group_std", "kept_fraction",
-                    "think_words", "response_tokens", "format_error_rate"):
+        for key in ("losses/policy_loss", "losses/value_loss", "losses/entropy", "losses/grad_norm_actor",
+                    "losses/grad_norm_critic", "losses/kl_ref", "losses/clip_fraction", "losses/approx_kl",
+                    "rollout/success_rate", "rollout/reward_std", "rollout/in_group_std", "rollout/kept_fraction",
+                    "rollout/think_words_per_turn", "rollout/completion_tokens_per_turn",
+                    "rollout/format_error_rate"):
             assert row[key] is not None and row[key] == row[key], key  # present and not NaN
-        assert row["kept_fraction"] == 1.0 and row["entropy"] > 0
-        assert row["optimizer_steps"] == 1  # ppo_mini_batch_size=4 holds all 4 sequences
+        assert row["rollout/kept_fraction"] == 1.0 and row["losses/entropy"] > 0
+        assert row["losses/optimizer_steps"] == 1  # ppo_mini_batch_size=4 holds all 4 sequences
     assert (run / "metrics.csv").read_text().startswith("step,")
     assert (run / "metrics.png").stat().st_size > 0
 
@@ -73,7 +76,8 @@ def test_resume_gives_the_same_next_step(tiny_model_dir, tmp_path):
     rows_a = [json.loads(x) for x in (straight / "metrics.jsonl").read_text().splitlines()]
     rows_b = [json.loads(x) for x in (broken / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows_b] == [1, 2]
-    for key in ("reward_mean", "policy_loss", "value_loss", "grad_norm_actor", "entropy"):
+    for key in ("rollout/mean_reward", "losses/policy_loss", "losses/value_loss", "losses/grad_norm_actor",
+                "losses/entropy"):
         assert rows_a[1][key] == rows_b[1][key], key
 
 

@@ -198,10 +198,11 @@ def test_ragen_train_with_vllm_engine_runs_and_logs(tiny_model_dir, tmp_path):
     rows = [json.loads(line) for line in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()]
     assert [r["step"] for r in rows] == [1, 2]
     for row in rows:
-        for key in ("success", "reward_mean", "policy_loss", "value_loss", "entropy", "grad_norm_actor",
-                    "response_tokens", "weight_sync_s", "rollout_s"):
+        for key in ("rollout/success_rate", "rollout/mean_reward", "losses/policy_loss", "losses/value_loss",
+                    "losses/entropy", "losses/grad_norm_actor", "rollout/completion_tokens_per_turn",
+                    "time/weight_sync_s", "time/rollout_s"):
             assert row[key] is not None and row[key] == row[key], key  # present and not NaN
-        assert row["weight_sync_s"] >= 0 and row["response_tokens"] > 0
+        assert row["time/weight_sync_s"] >= 0 and row["rollout/completion_tokens_per_turn"] > 0
     assert load_config(tmp_path / "r" / "config.yaml").rollout_engine == "vllm"
     assert (tmp_path / "r" / "checkpoints" / "step_000002" / "model.safetensors").is_file()
 

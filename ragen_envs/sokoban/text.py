@@ -18,6 +18,9 @@ RAGEN_SYMBOLS: dict[str, str] = {"wall": "#", "floor": "_", "target": "O", "box_
 STANDARD_SYMBOLS: dict[str, str] = {"wall": "#", "floor": "_", "target": ".", "box_on_target": "*", "box": "$",
                                     "player": "@", "player_on_target": "+"}
 
+#: Named vocabularies (the TextGame's ``symbol_sets``); the first is the default.
+SYMBOL_SETS: Mapping[str, Mapping[str, str]] = {"ragen": RAGEN_SYMBOLS, "standard": STANDARD_SYMBOLS}
+
 _DESCRIPTIONS = {"wall": "wall", "floor": "empty floor", "target": "target (an empty goal square)",
                  "box_on_target": "box on a target", "box": "box", "player": "you (the player)",
                  "player_on_target": "you, standing on a target"}
