@@ -27,6 +27,8 @@ from ragen_envs.text.episode import TextEpisode
 
 #: Largest request body accepted; a reply is text of a few KB, so 1 MiB leaves room and stops abuse.
 MAX_BODY_BYTES = 1 << 20
+# Oversized bodies up to this size are read and dropped before the 413 is sent.
+DRAIN_CAP_BYTES = 16 * MAX_BODY_BYTES
 
 
 class RequestError(Exception):
@@ -87,6 +89,8 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         self.wfile.write(body)
 
@@ -96,7 +100,7 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
         except ValueError:
             raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is not a number") from None
         if length > MAX_BODY_BYTES:
-            self.close_connection = True  # the unread body would be taken for the next request
+            self._discard_body(length)
             raise RequestError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                                f"request body of {length} bytes is over the {MAX_BODY_BYTES}-byte limit")
         raw = self.rfile.read(length) if length > 0 else b""
@@ -107,6 +111,21 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             raise RequestError(HTTPStatus.BAD_REQUEST, f"body must be a JSON object, got {type(body).__name__}")
         return body
+
+    def _discard_body(self, length: int) -> None:
+        """Read and drop an oversized body, so the client, still sending it, gets the 413 and not a broken pipe.
+
+        Bodies beyond a drain cap are not read; the connection is closed instead, since the unread bytes would
+        otherwise be taken for the next request.
+        """
+        if length > DRAIN_CAP_BYTES:
+            self.close_connection = True
+            return
+        while length > 0:
+            chunk = self.rfile.read(min(length, 1 << 16))
+            if not chunk:
+                break
+            length -= len(chunk)
 
     def _handle(self, method: str) -> None:
         try:

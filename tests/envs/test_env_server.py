@@ -6,6 +6,7 @@ reference for every trajectory is a :class:`TextEpisode` played in this process 
 
 from __future__ import annotations
 
+import http.client
 import json
 import random
 import subprocess
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 from ragen_envs import split_seeds
 from ragen_envs.server import MAX_BODY_BYTES, EpisodeStore, start_server
+from ragen_envs.server.app import DRAIN_CAP_BYTES
 from ragen_envs.text import TextEpisode, format_reply
 
 GAMES = ("bandit", "simple_sokoban", "frozenlake")
@@ -203,6 +205,18 @@ def test_bodies_that_are_not_json_or_too_large_are_refused(served):
     status, body = call(url, "POST", "/reset", raw=b" " * (MAX_BODY_BYTES + 1))
     assert status == 413 and "limit" in body["error"]
     assert call(url, "GET", "/health")[0] == 200  # the server is still serving
+
+
+def test_a_body_claimed_beyond_the_drain_cap_is_refused_without_being_read(served):
+    host, port = served().removeprefix("http://").split(":")
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.putrequest("POST", "/reset")
+    connection.putheader("Content-Length", str(DRAIN_CAP_BYTES + 1))
+    connection.endheaders(b"{}")  # far fewer bytes than claimed: the server must not wait for the rest
+    response = connection.getresponse()
+    assert response.status == 413 and "limit" in json.loads(response.read())["error"]
+    assert response.getheader("Connection") == "close"
+    connection.close()
 
 
 def test_a_finished_episode_refuses_steps_until_it_is_closed(served):
