@@ -1,26 +1,30 @@
-"""Training speed of ragen-train on the CPU, and TRL's GRPOTrainer on the same tiny model and batch.
+"""Training speed of ragen-train on the CPU against TRL's GRPOTrainer, in interleaved A/B pairs.
 
-Measures, for the tiny model (``ragen_train.tiny``, hidden 128, 2 layers) on Bandit:
+Both sides train the tiny model (``ragen_train.tiny``, hidden 128, 2 layers) on the same batch shape
+(P prompts x N completions of single-turn Bandit, TRL's GRPOTrainer being single-turn), one
+optimizer step per batch at the same learning rate, same max new tokens, GRPO advantages, no
+filter, no critic, no KL. Each run is a fresh subprocess of this script on the same checkpoint with
+the same torch thread count, timed from inside: ragen-train from its ``metrics.jsonl``, TRL by a
+trainer callback. The first step of every run is a warm-up left out of its medians.
 
-- ragen-train: rollout tokens/s (sampled tokens / rollout time) and update tokens/s (non-pad
-  tokens through forward + backward / update time), and the time of a whole training step;
-- TRL ``GRPOTrainer`` (run with ``--trl-python``, a Python that has ``trl``): the time of one
-  training step on the same batch shape (P prompts x N completions, one optimizer step, same
-  max new tokens, same learning rate, no KL, no critic), timed by a trainer callback.
+The machines are shared and noisy, so one invocation runs ``--pairs`` A/B pairs, alternating which
+side goes first (ours-TRL, TRL-ours, ...) so that a drift in load does not always favour one side,
+and reports the ratio TRL / ragen-train per pair (median step wall time and CPU time) with its
+median and range over the pairs. Run:
 
-Both sides play single-turn Bandit (TRL's GRPOTrainer is single-turn), use GRPO advantages and no
-filter, and the first step of each is a warm-up left out of the medians. Run:
+    python benchmarks/bench_train.py --pairs 5 --steps 4 --json docs/benchmarks/train.json
 
-    python benchmarks/bench_train.py --trl-python /tmp/venv-trl/bin/python --steps 4
-
-(``python -m venv --system-site-packages /tmp/venv-trl && /tmp/venv-trl/bin/pip install trl``
-gives that Python without touching the main environment.)
+``--trl-python`` names another Python that has ``trl`` (e.g. a venv made with
+``python -m venv --system-site-packages /tmp/venv-trl && /tmp/venv-trl/bin/pip install trl``);
+by default TRL runs in this interpreter.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -29,6 +33,11 @@ import time
 from pathlib import Path
 
 ENV = "bandit"
+SIDES = ("ours", "trl")
+LABELS = {"ours": "ragen-train", "trl": "TRL GRPO"}
+#: Prints the versions that matter to the timings, as JSON, in the Python that runs a side.
+VERSION_PROBE = ("import json, sys, torch, transformers{trl}; print(json.dumps({{'python': sys.version.split()[0], "
+                 "'torch': torch.__version__, 'transformers': transformers.__version__{trl_version}}}))")
 
 
 def bench_ours(model_dir: Path, out_dir: Path, groups: int, size: int, new_tokens: int, steps: int) -> dict:
@@ -59,7 +68,7 @@ def bench_ours(model_dir: Path, out_dir: Path, groups: int, size: int, new_token
 
 
 def bench_trl(model_dir: Path, out_dir: Path, groups: int, size: int, new_tokens: int, steps: int) -> dict:
-    """One TRL GRPOTrainer run of ``steps`` optimizer steps; median step time (runs inside the TRL Python)."""
+    """One TRL GRPOTrainer run of ``steps`` optimizer steps; median step time (runs in the TRL Python)."""
     from datasets import Dataset
     from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
     from trl import GRPOConfig, GRPOTrainer
@@ -105,55 +114,160 @@ def bench_trl(model_dir: Path, out_dir: Path, groups: int, size: int, new_tokens
             "step_cpu_s": statistics.median(cpu), "steps_timed": len(per_step)}
 
 
+def versions(python: str, with_trl: bool) -> dict[str, str]:
+    """Versions of Python, torch, transformers (and trl) in ``python``; RuntimeError if they do not import."""
+    code = VERSION_PROBE.format(trl=", trl" if with_trl else "",
+                                trl_version=", 'trl': trl.__version__" if with_trl else "")
+    try:
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    except OSError as error:  # not a runnable file: the same clear message as a Python without trl
+        raise RuntimeError(f"{python}: {error.strerror}") from error
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise RuntimeError(f"{python}: {last}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def side_order(pair: int) -> tuple[str, str]:
+    """The sides of pair ``pair`` (0-based) in run order: ours first in even pairs, TRL first in odd ones."""
+    return SIDES if pair % 2 == 0 else SIDES[::-1]
+
+
+def run_side(side: str, python: str, model_dir: Path, shape: argparse.Namespace) -> dict:
+    """One side in a fresh subprocess of this script; its timings (RuntimeError with its stderr if it fails)."""
+    command = [python, __file__, "--only", side, "--model-dir", str(model_dir), "--threads", str(shape.threads),
+               "--groups", str(shape.groups), "--size", str(shape.size), "--new-tokens", str(shape.new_tokens),
+               "--steps", str(shape.steps)]
+    proc = subprocess.run(command, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{side} run failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    # Libraries may print to stdout too; the result is the last line.
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_pair(pair: int, python: dict[str, str], model_dir: Path, shape: argparse.Namespace) -> dict:
+    """Pair ``pair`` (0-based): both sides in alternating order, and the ratios TRL / ours."""
+    record: dict = {"pair": pair + 1, "first": side_order(pair)[0], "load_average_before": os.getloadavg()[0]}
+    for side in side_order(pair):
+        record[side] = run_side(side, python[side], model_dir, shape)
+    record["ratio_wall"] = record["trl"]["step_s"] / record["ours"]["step_s"]
+    record["ratio_cpu"] = record["trl"]["step_cpu_s"] / record["ours"]["step_cpu_s"]
+    return record
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """Median, smallest and largest of ``values``."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def summarise(pairs: list[dict]) -> dict[str, dict[str, float]]:
+    """Median and range over pairs of the per-pair ratios TRL / ours, wall and CPU."""
+    return {key: spread([p[key] for p in pairs]) for key in ("ratio_wall", "ratio_cpu")}
+
+
+def compact(value: object) -> object:
+    """``value`` with every float rounded to 4 decimals, for a JSON file a reader can scan."""
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {key: compact(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [compact(item) for item in value]
+    return value
+
+
+#: Columns of the pairs table; times are each run's median seconds per step.
+TABLE_HEADER = "pair  first  ours wall  ours CPU  TRL wall  TRL CPU  TRL/ours wall  TRL/ours CPU  load"
+
+
+def pair_row(record: dict) -> str:
+    """One line of the pairs table."""
+    ours, trl = record["ours"], record["trl"]
+    return (f"{record['pair']:>4}  {record['first']:>5}  {ours['step_s']:>9.2f}  {ours['step_cpu_s']:>8.2f}  "
+            f"{trl['step_s']:>8.2f}  {trl['step_cpu_s']:>7.2f}  {record['ratio_wall']:>12.2f}x  "
+            f"{record['ratio_cpu']:>11.2f}x  {record['load_average_before']:>4.1f}")
+
+
+def summary_lines(summary: dict[str, dict[str, float]], pairs: int) -> list[str]:
+    """The median ratio and its range over the pairs, wall and CPU."""
+    return [f"TRL / ragen-train, {name} time per step: median {r['median']:.2f}x "
+            f"(range {r['min']:.2f}-{r['max']:.2f}x) over {pairs} pairs"
+            for name, r in (("wall", summary["ratio_wall"]), ("CPU", summary["ratio_cpu"]))]
+
+
+def run_child(a: argparse.Namespace) -> int:
+    """Inside a side's subprocess: time that side and print its result as one JSON line."""
+    import torch
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    bench = bench_ours if a.only == "ours" else bench_trl
+    with tempfile.TemporaryDirectory() as tmp:
+        result = bench(Path(a.model_dir), Path(tmp), a.groups, a.size, a.new_tokens, a.steps)
+    # Read back after the run: proves neither side changed the thread count it was given.
+    result["threads"] = torch.get_num_threads()
+    print(json.dumps(result))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Time ragen-train, then TRL in a subprocess, and print both and their ratio."""
+    """Time ragen-train and TRL in ``--pairs`` interleaved pairs of subprocesses; print the ratios."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--pairs", type=int, default=5, help="interleaved ours/TRL pairs (>= 1)")
     p.add_argument("--groups", type=int, default=8, help="P prompts per step")
     p.add_argument("--size", type=int, default=8, help="N responses per prompt")
     p.add_argument("--new-tokens", type=int, default=40, help="max new tokens per response")
-    p.add_argument("--steps", type=int, default=4, help="training steps per side (the first is a warm-up)")
-    p.add_argument("--trl-python", default=None, help="a Python with trl installed; omit to skip TRL")
-    p.add_argument("--only", choices=["ours", "trl"], default=None, help=argparse.SUPPRESS)
+    p.add_argument("--steps", type=int, default=4, help="training steps per run (>= 2; the first is a warm-up)")
+    p.add_argument("--trl-python", default=None, help="a Python with trl installed (default: this one)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads for both sides (default: torch's)")
+    p.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the results as JSON to PATH")
+    p.add_argument("--only", choices=SIDES, default=None, help=argparse.SUPPRESS)
     p.add_argument("--model-dir", default=None, help=argparse.SUPPRESS)
-    p.add_argument("--json", action="store_true", help="print the results as JSON")
     a = p.parse_args(argv)
-    shape = (a.groups, a.size, a.new_tokens, a.steps)
+    if a.pairs < 1:
+        p.error(f"--pairs must be >= 1 (got {a.pairs})")
+    if a.steps < 2:
+        p.error(f"--steps must be >= 2: the first step of each run is a warm-up (got {a.steps})")
+    if a.threads is not None and a.threads < 1:
+        p.error(f"--threads must be >= 1 (got {a.threads})")
+    if a.only:
+        return run_child(a)
 
-    if a.only == "trl":
-        with tempfile.TemporaryDirectory() as tmp:
-            print(json.dumps(bench_trl(Path(a.model_dir), Path(tmp), *shape)))
-        return 0
+    python = {"ours": sys.executable, "trl": a.trl_python or sys.executable}
+    try:
+        found = {"ours": versions(python["ours"], with_trl=False), "trl": versions(python["trl"], with_trl=True)}
+    except RuntimeError as error:
+        p.error(f"trl does not import ({error}); install it in this Python, or pass --trl-python PYTHON "
+                "with a Python that has it (see the module docstring)")
+
+    import torch
 
     from ragen_train.tiny import build_tiny_checkpoint
 
+    a.threads = a.threads or torch.get_num_threads()
+    print(f"batch: {a.groups} prompts x {a.size} responses, <= {a.new_tokens} new tokens, {ENV}, tiny model, CPU, "
+          f"{a.steps} steps per run (first one a warm-up), {a.threads} torch threads, {a.pairs} pairs; "
+          "times are each run's median seconds per step", flush=True)
+    load_before = os.getloadavg()
+    pairs = []
     with tempfile.TemporaryDirectory() as tmp:
         model_dir = build_tiny_checkpoint(Path(tmp) / "tiny", seed=0)
-        results = {"shape": {"groups": a.groups, "size": a.size, "new_tokens": a.new_tokens, "env": ENV},
-                   "ours": bench_ours(model_dir, Path(tmp), *shape)}
-        if a.trl_python:
-            proc = subprocess.run([a.trl_python, __file__, "--only", "trl", "--model-dir", str(model_dir),
-                                   "--groups", str(a.groups), "--size", str(a.size), "--new-tokens",
-                                   str(a.new_tokens), "--steps", str(a.steps)], capture_output=True, text=True)
-            if proc.returncode != 0:
-                results["trl_error"] = proc.stderr[-2000:]
-            else:
-                results["trl"] = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(TABLE_HEADER, flush=True)
+        for pair in range(a.pairs):
+            pairs.append(measure_pair(pair, python, model_dir, a))
+            print(pair_row(pairs[-1]), flush=True)
+    summary = summarise(pairs)
+    print("\n".join(summary_lines(summary, len(pairs))))
+    report = {
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "shape": {"env": ENV, "groups": a.groups, "size": a.size, "new_tokens": a.new_tokens, "steps": a.steps,
+                  "warmup_steps": 1, "threads": a.threads},
+        "versions": found, "cpu_count": os.cpu_count(),
+        "load_average_before": load_before, "load_average_after": os.getloadavg(),
+        "pairs": pairs, **summary,
+    }
     if a.json:
-        print(json.dumps(results, indent=2))
-        return 0
-    ours = results["ours"]
-    print(f"batch: {a.groups} prompts x {a.size} responses, <= {a.new_tokens} new tokens, {ENV}, tiny model, CPU")
-    print(f"ragen-train  step median {ours['step_s']:.2f} s, min {ours['step_min_s']:.2f} s  (median rollout "
-          f"{ours['rollout_s']:.2f} s, update {ours['update_s']:.2f} s)  rollout {ours['rollout_tokens_per_s']:.0f} "
-          f"tok/s  update {ours['update_tokens_per_s']:.0f} tok/s  CPU {ours['step_cpu_s']:.2f} s/step")
-    if "trl" in results:
-        trl = results["trl"]
-        print(f"TRL GRPO     step median {trl['step_s']:.2f} s, min {trl['step_min_s']:.2f} s  "
-              f"CPU {trl['step_cpu_s']:.2f} s/step")
-        print(f"ratio TRL / ragen-train: wall median {trl['step_s'] / ours['step_s']:.2f}x, "
-              f"wall min {trl['step_min_s'] / ours['step_min_s']:.2f}x, CPU {trl['step_cpu_s'] / ours['step_cpu_s']:.2f}x")
-    elif "trl_error" in results:
-        print("TRL failed:\n" + results["trl_error"])
+        a.json.write_text(json.dumps(compact(report), indent=1) + "\n")
     return 0
 
 

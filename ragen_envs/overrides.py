@@ -2,10 +2,11 @@
 
 ``ragen-eval --protocol max_turns=3``, ``ragen-train protocol.max_turns=3`` and
 ``ragen-train sft --protocol max_turns=3`` all go through :func:`parse_overrides` (options such as
-``--protocol`` through :func:`parse_flag`), so a key and a value mean the same in each. Values are read as YAML flow values, here without PyYAML (a bare install has only numpy
-and gymnasium): ``3``, ``-1e-4``, ``.inf``, ``true``/``false``, ``null``/``~``, ``'quoted'`` and
-``"quoted"`` strings, plain strings, and flow collections ``[1, 2]`` and ``{wall: X}``. JSON is a
-subset of that, so the JSON values the commands took before still read the same.
+``--protocol`` through :func:`parse_flag`), so a key and a value mean the same in each. Values are
+read as YAML flow values, here without PyYAML (a bare install has only numpy and gymnasium): ``3``,
+``-1e-4``, ``.inf``, ``true``/``false``, ``null``/``~``, ``'quoted'`` and ``"quoted"`` strings,
+plain strings, and flow collections ``[1, 2]`` and ``{wall: X}``. JSON is a subset of that, so the
+JSON values the commands took before still read the same.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from typing import Any
 _INT = re.compile(r"[-+]?[0-9]+")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _SPECIAL = {"null": None, "~": None, "true": True, "false": False,
-            ".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
+            ".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan,
+            # Python's spellings too: a value written with f"{x}" (as a float prints) reads back as that float
+            "inf": math.inf, "+inf": math.inf, "-inf": -math.inf, "nan": math.nan}
 
 
 def parse_value(text: str) -> Any:

@@ -352,7 +352,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
     from ragen_eval.judgements import load_judgements
     from ragen_eval.results_table import results_table
-    from ragen_eval.run_dir import load_run
+    from ragen_eval.run_dir import episode_key, load_run
     from ragen_eval.summary import build_summary
 
     config, records = load_run(args.run)
@@ -369,7 +369,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     from ragen_eval.transcripts import transcript
 
     record = matches[0]
-    print(transcript(record, (judgements or {}).get((record["env"], int(record["seed"])))))
+    print(transcript(record, (judgements or {}).get(episode_key(record))))
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Reading a run's judge verdicts (``judge.jsonl``): which are current, and how rules and judge agree.
+"""Reading a run's judge verdicts (``judge.jsonl``): which are current, and merging them.
 
 The read side of :mod:`ragen_eval.judging`: summaries, leaderboards and ``merge`` use it, and none
 of them can start a judge. A verdict applies only to the episode record it was made for, which
@@ -14,9 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragen_eval.consistency.judge import agreement
 from ragen_eval.jsonl_store import read_jsonl, rewrite_jsonl
-from ragen_eval.run_dir import ConfigMismatchError, episode_key, load_run
+from ragen_eval.run_dir import ConfigMismatchError, EpisodeKey, episode_key, load_run
 
 JUDGE_FILE = "judge.jsonl"
 
@@ -33,10 +32,10 @@ def read_judgements(run_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
 
 
 def current_judgements(records: Sequence[Mapping[str, Any]],
-                       entries: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
-    """The judgement of each record, keyed by ``(env, seed)``: only lines whose digest matches the record."""
+                       entries: Sequence[Mapping[str, Any]]) -> dict[EpisodeKey, dict[str, Any]]:
+    """The judgement of each record, keyed by :func:`episode_key`: only lines whose digest matches the record."""
     digests = {episode_key(dict(r)): episode_digest(r) for r in records}
-    out: dict[tuple[str, int], dict[str, Any]] = {}
+    out: dict[EpisodeKey, dict[str, Any]] = {}
     for entry in entries:
         key = episode_key(dict(entry))
         if key not in out and digests.get(key) == entry.get("episode_digest"):
@@ -45,27 +44,11 @@ def current_judgements(records: Sequence[Mapping[str, Any]],
 
 
 def load_judgements(run_path: str | os.PathLike[str],
-                    records: Sequence[Mapping[str, Any]]) -> dict[tuple[str, int], dict[str, Any]] | None:
+                    records: Sequence[Mapping[str, Any]]) -> dict[EpisodeKey, dict[str, Any]] | None:
     """:func:`current_judgements` of a run directory, or None when it has no ``judge.jsonl``."""
     if not (Path(run_path) / JUDGE_FILE).exists():
         return None
     return current_judgements(records, read_judgements(run_path))
-
-
-def judge_metrics(rule_turns: Sequence[Mapping[str, Any]], judge_turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Rule/judge agreement over paired turns, plus the judge's own claim counts.
-
-    Turns whose judgement failed (``error`` set) are left out of the pairing, since an empty
-    claim list there says nothing about the thought; ``judge_errors`` counts them.
-    """
-    if len(rule_turns) != len(judge_turns):
-        raise ValueError(f"{len(rule_turns)} rule-scored turns but {len(judge_turns)} judged turns")
-    kept = [(r, j) for r, j in zip(rule_turns, judge_turns) if not j.get("error")]
-    stats = agreement([r for r, _ in kept], [j for _, j in kept])
-    verdicts = [c["verdict"] for _, j in kept for c in j["claims"] if c.get("verdict") is not None]
-    return {**stats, "judge_errors": len(judge_turns) - len(kept),
-            "judge_claims_per_turn": len(verdicts) / len(kept) if kept else None,
-            "judge_claim_accuracy": sum(verdicts) / len(verdicts) if verdicts else None}
 
 
 def check_judge(entries: Sequence[Mapping[str, Any]], identity: Mapping[str, Any], path: Path) -> None:

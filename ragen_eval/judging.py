@@ -27,7 +27,7 @@ from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
 from ragen_eval.judgements import JUDGE_FILE, check_judge, episode_digest
 from ragen_eval.jsonl_store import JsonlStore
-from ragen_eval.run_dir import RunDir, episode_key
+from ragen_eval.run_dir import EpisodeKey, RunDir, episode_key
 
 #: Backends that can judge; the built-in agents answer game moves, never claim JSON.
 JUDGE_BACKENDS: tuple[str, ...] = ("openai", "vllm", "hf")
@@ -106,8 +106,8 @@ class JudgeFile:
         return self._store.path
 
     @property
-    def done(self) -> dict[tuple[str, int], dict[str, Any]]:
-        """This judge's current verdicts by ``(env, seed)``."""
+    def done(self) -> dict[EpisodeKey, dict[str, Any]]:
+        """This judge's current verdicts by :func:`~ragen_eval.run_dir.episode_key`."""
         return self._store.done  # type: ignore[return-value]
 
     def __enter__(self) -> JudgeFile:
@@ -159,7 +159,9 @@ async def judge_episode(agent: Agent, record: Mapping[str, Any], judge: JudgeCon
     """The ``judge.jsonl`` line for one episode: every turn judged (turns without a thought cost no request)."""
     base = int((record.get("protocol") or {}).get("coordinate_base", 0))
     turns = await asyncio.gather(*(_judge_one(agent, t, base, judge.sampling) for t in record["turns"]))
-    return {"env": record["env"], "seed": record["seed"], "episode_digest": episode_digest(record),
+    # A saved rollout's ``sample`` is part of its key: the members of a group share env and seed.
+    sample = {"sample": record["sample"]} if record.get("sample") is not None else {}
+    return {"env": record["env"], "seed": record["seed"], **sample, "episode_digest": episode_digest(record),
             "judge": judge.identity(), "turns": list(turns)}
 
 

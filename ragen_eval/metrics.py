@@ -16,7 +16,10 @@ from typing import Any
 
 from ragen_envs.certificate import Certificate
 
-from ragen_eval.stats import wilson_interval
+from ragen_eval.consistency.judge import judge_metrics
+from ragen_eval.consistency.scoring import aggregate as combine, score_episode
+from ragen_eval.run_dir import EpisodeKey, episode_key
+from ragen_eval.stats import mcnemar_test, paired_bootstrap, wilson_interval
 
 #: Failure categories, in the order used to pick one primary cause for a failed episode: first
 #: what cut the episode short, then what ended the game, then what wasted the budget.
@@ -217,21 +220,17 @@ def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
 def _consistency_functions() -> tuple[Callable, Callable] | None:
     """``ragen_eval.consistency``'s (score_episode, aggregate); tests of hand-built records without
     game states replace this to leave consistency out."""
-    from ragen_eval.consistency.scoring import aggregate as combine, score_episode
-
     return score_episode, combine
 
 
 def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = None,
-              judgements: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+              judgements: Mapping[EpisodeKey, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Per-env and overall metrics of a list of episode records.
 
     ``overall`` pools every episode (so envs with more episodes weigh more); ``macro_success_rate``
     is the plain mean of the per-env success rates. ``judgements`` (``judge.jsonl`` lines keyed by
-    ``(env, seed)``, see :mod:`ragen_eval.judgements`) add ``judge_agreement`` per env and overall.
+    :func:`~ragen_eval.run_dir.episode_key`, see :mod:`ragen_eval.judgements`) add ``judge_agreement`` per env and overall.
     """
-    from ragen_eval.judgements import judge_metrics
-
     envs = list(envs) if envs is not None else list(dict.fromkeys(r["env"] for r in records))
     consistency = _consistency_functions()
     per_env_metrics: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
@@ -247,7 +246,7 @@ def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = No
             continue
         score = consistency[0](record)
         per_env_consistency[env].append(score)
-        judged = (judgements or {}).get((env, int(record["seed"])))
+        judged = (judgements or {}).get(episode_key(record))
         if judged is not None:
             per_env_judged[env][0].extend(score["turns"])
             per_env_judged[env][1].extend(judged["turns"])
@@ -276,8 +275,6 @@ def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[d
 
     Success gets the exact McNemar test, reward the paired bootstrap; per env and overall.
     """
-    from ragen_eval.stats import mcnemar_test, paired_bootstrap
-
     a_by_key = {(r["env"], int(r["seed"])): r for r in records_a}
     b_by_key = {(r["env"], int(r["seed"])): r for r in records_b}
     shared = [key for key in a_by_key if key in b_by_key]

@@ -3,8 +3,9 @@
 The episode file is the source of truth, kept by :class:`ragen_eval.jsonl_store.JsonlStore`: each
 finished episode is one JSON line, written and flushed in a single call, so a killed process leaves
 at most one torn last line; opening the run again cuts that line off and the episode is simply
-played again. Every episode is keyed by ``(env, seed)``, which is how resume skips finished work and
-how merge checks that shards do not overlap.
+played again. Every episode is keyed by ``(env, seed)`` (plus its ``sample`` in ragen-train's saved
+rollouts, which hold a whole group per level), which is how resume skips finished work and how merge
+checks that shards do not overlap.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -45,9 +47,15 @@ def check_run_name(name: str) -> str:
     return name
 
 
-def episode_key(record: dict[str, Any]) -> tuple[str, int]:
-    """The identity of an episode within a run: ``(env, seed)``."""
-    return (str(record["env"]), int(record["seed"]))
+#: An episode's identity within a run: ``(env, seed)``, or ``(env, seed, sample)`` for a record that has a
+#: ``sample`` (ragen-train's saved rollouts hold several episodes per level, the members of a group).
+EpisodeKey = tuple[str, int] | tuple[str, int, int]
+
+
+def episode_key(record: Mapping[str, Any]) -> EpisodeKey:
+    """The identity of an episode within a run: ``(env, seed)``, plus ``sample`` when the record has one."""
+    level = (str(record["env"]), int(record["seed"]))
+    return level if record.get("sample") is None else (*level, int(record["sample"]))
 
 
 def level_set_key(config: EvalConfig) -> str:
@@ -120,8 +128,8 @@ class RunDir:
         return self.path / EPISODES_FILE
 
     @property
-    def done(self) -> dict[tuple[str, int], dict[str, Any]]:
-        """Finished episodes by ``(env, seed)``."""
+    def done(self) -> dict[EpisodeKey, dict[str, Any]]:
+        """Finished episodes by :func:`episode_key`."""
         return self._episodes.done  # type: ignore[return-value]
 
     def open(self) -> None:
@@ -132,7 +140,7 @@ class RunDir:
             wanted = set(self.config.work_items())
 
             def keep(record: dict[str, Any]) -> bool:
-                if episode_key(record) not in wanted:
+                if episode_key(record)[:2] not in wanted:
                     raise ValueError(f"{self.episodes_path} holds episode {episode_key(record)}, which this config "
                                      "does not play")
                 return not (self.retry_errors and record.get("error"))
@@ -198,8 +206,9 @@ class RunDir:
         self._episodes.append({**record, RUN_IDENTITY_KEY: self._stamp})
 
     def records(self) -> list[dict[str, Any]]:
-        """Finished episodes in the config's order."""
-        return [self.done[item] for item in self.config.work_items() if item in self.done]
+        """Finished episodes in the config's order (the samples of a level in ``sample`` order)."""
+        order = {item: index for index, item in enumerate(self.config.work_items())}
+        return sorted(self.done.values(), key=lambda r: (order[episode_key(r)[:2]], int(r.get("sample", 0))))
 
     def write_summary(self, summary: dict[str, Any]) -> None:
         """Replace ``summary.json`` atomically."""
@@ -228,7 +237,7 @@ def load_run(path: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, A
     # once per ``sample``.
     plays: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}
     for record in read_jsonl(path / EPISODES_FILE):
-        plays.setdefault(episode_key(record), {}).setdefault(int(record.get("sample", 0)), record)
+        plays.setdefault(episode_key(record)[:2], {}).setdefault(int(record.get("sample", 0)), record)
     return config, [r for item in config.work_items() for r in plays.get(item, {}).values()]
 
 

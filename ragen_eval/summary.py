@@ -14,11 +14,11 @@ from typing import Any
 from ragen_eval.config import EvalConfig
 from ragen_eval.judgements import load_judgements
 from ragen_eval.metrics import summarize
-from ragen_eval.run_dir import RunDir, load_run
+from ragen_eval.run_dir import EpisodeKey, RunDir, episode_key, load_run
 
 
 def build_summary(config: EvalConfig, records: list[dict[str, Any]],
-                  judgements: Mapping[tuple[str, int], Mapping[str, Any]] | None = None) -> dict[str, Any]:
+                  judgements: Mapping[EpisodeKey, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The summary of a run: identity, completeness and metrics (a pure function of the episodes
     and, when the run was judged, of the judge's current verdicts; see :mod:`ragen_eval.judgements`)."""
     expected = len(config.work_items()) * config.samples
@@ -41,12 +41,12 @@ def build_summary(config: EvalConfig, records: list[dict[str, Any]],
 
 
 def _judge_coverage(records: list[dict[str, Any]],
-                    judgements: Mapping[tuple[str, int], Mapping[str, Any]]) -> dict[str, Any]:
+                    judgements: Mapping[EpisodeKey, Mapping[str, Any]]) -> dict[str, Any]:
     identities = [j["judge"] for j in judgements.values()]
     playable = [r for r in records if r.get("turns")]
     return {**(identities[0] if identities else {"model": None, "backend": None}),
             "episodes_judged": len(judgements), "episodes_to_judge": len(playable),
-            "complete": all((r["env"], int(r["seed"])) in judgements for r in playable)}
+            "complete": all(episode_key(r) in judgements for r in playable)}
 
 
 def summary_of(path: str | os.PathLike[str]) -> dict[str, Any]:

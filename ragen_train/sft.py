@@ -6,7 +6,7 @@ episode (:func:`tokenize_chat`), so SFT trains exactly the tokens the policy lat
 assistant reply (thought, answer and its end-of-turn token), never the prompts or the
 environment's turns.
 
-    ragen-train sft --model tiny --env bandit --mode format --episodes 256 --epochs 2 --out runs/sft/bandit-format
+    ragen-train sft --model tiny --env bandit --mode format --episodes 512 --epochs 2 --lr 2e-3 --out runs/sft/bandit-format
 
 writes a ``transformers`` checkpoint (model + tokenizer) to ``--out`` plus ``sft_config.json`` (the
 resolved settings), ``sft_metrics.csv`` (loss per optimizer step) and ``demos_summary.json``.
@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import torch
@@ -376,12 +376,20 @@ def _truncate_metrics(path: Path, step: int) -> None:
     path.write_text(rows[0] + "".join(r for r in rows[1:] if int(r.split(",", 1)[0]) < step) if rows else "")
 
 
+def checkpoint_dir(model: str) -> Path | None:
+    """The checkpoint directory ``model`` names, or None for ``tiny``; a ValueError when it is neither."""
+    if model == "tiny":
+        return None
+    path = Path(model)
+    if not (path / "config.json").is_file():
+        raise ValueError(f"--model {model!r} is neither 'tiny' nor a transformers checkpoint directory")
+    return path
+
+
 def _resolve_model(config: SFTConfig, out: Path) -> Path:
     """The checkpoint to start from: ``config.model``, or a fresh tiny one built under ``out/init``."""
-    if config.model != "tiny":
-        path = Path(config.model)
-        if not (path / "config.json").is_file():
-            raise ValueError(f"--model {config.model!r} is neither 'tiny' nor a transformers checkpoint directory")
+    path = checkpoint_dir(config.model)
+    if path is not None:
         return path
     from ragen_train.tiny import build_tiny_checkpoint
 
@@ -449,20 +457,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
-    """Parse ``ragen-train sft`` arguments into an :class:`SFTConfig`."""
+    """Parse ``ragen-train sft`` arguments into an :class:`SFTConfig`; bad input exits 2 (:func:`bad_input`)."""
     parser = build_parser()
     a = parser.parse_args(argv)
     if a.out is None:
-        parser.error("the following arguments are required: --out")
+        bad_input(parser, "the following arguments are required: --out")
     envs = a.env.split(",")
     counts = a.episodes.split(",")
     if len(set(envs)) != len(envs) or not all(envs):
-        parser.error(f"--env {a.env!r} names a game twice or has an empty name")
+        bad_input(parser, f"--env {a.env!r} names a game twice or has an empty name")
     if len(counts) not in (1, len(envs)) or not all(c.strip().isdigit() and int(c) > 0 for c in counts):
-        parser.error(f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
+        bad_input(parser, f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
     counts = [int(c) for c in counts] * (len(envs) if len(counts) == 1 else 1)
     if a.env_config and len(envs) > 1:
-        parser.error("--env-config overrides one game's config; it cannot go with several --env games")
+        bad_input(parser, "--env-config overrides one game's config; it cannot go with several --env games")
     try:
         protocol, env_config = parse_flag(a.protocol, "--protocol"), parse_flag(a.env_config, "--env-config")
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
@@ -474,19 +482,29 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
                          seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers,
                          share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
     except (ValueError, TypeError) as error:
-        parser.error(str(error))
+        bad_input(parser, str(error))
+
+
+def bad_input(parser: argparse.ArgumentParser, message: str) -> NoReturn:
+    """Exit 2 with one line, ``ragen-train sft: error: MESSAGE``: how ``ragen-eval`` and ``ragen-train`` report
+    a bad value (argparse's ``error`` would print the whole usage block first)."""
+    parser.exit(2, f"{parser.prog}: error: {message}\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``ragen-train sft`` (called by :mod:`ragen_train.cli`)."""
-    args = build_parser().parse_args(argv)
+    """Entry point of ``ragen-train sft`` (called by :mod:`ragen_train.cli`).
+
+    Bad input exits 2 with one line on stderr (:func:`bad_input`) before ``--out`` is created.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.help_config:
         print(config_help(SFTConfig) + "\n" + config_help(DemoConfig, "demos[]."))
         for env in args.env.split(","):
             try:
                 games = game_config_help(env, parse_flag(args.env_config, "--env-config"), "demos[].env_config.")
             except (ValueError, TypeError) as error:
-                build_parser().error(str(error))
+                bad_input(parser, str(error))
             print(f"game config of {env} (--env-config KEY=VALUE), with the preset's values:\n{games}")
         return 0
     config = config_from_args(argv)
@@ -494,6 +512,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(config.to_dict(), indent=2))
         return 0
     if args.max_steps is not None and args.max_steps < 1:
-        build_parser().error(f"--max-steps must be a positive int, got {args.max_steps}")
-    run_sft(config, args.max_steps)
+        bad_input(parser, f"--max-steps must be a positive int, got {args.max_steps}")
+    try:
+        check_runnable(config)
+        run_sft(config, args.max_steps)
+    except (ValueError, OSError) as error:  # OSError: permissions, a full disk (as ragen-eval reports them)
+        bad_input(parser, str(error))
     return 0
+
+
+def check_runnable(config: SFTConfig) -> None:
+    """Raise ValueError for a run that cannot start: ``out`` at or under a file, or a ``model`` that is neither
+    ``tiny`` nor a checkpoint (:func:`run_sft` makes ``out`` before it loads the model, so this comes first)."""
+    for place in (Path(config.out), *Path(config.out).parents):
+        if place.exists() and not place.is_dir():
+            raise ValueError(f"--out {config.out}: {place} is a file, not a directory")
+    checkpoint_dir(config.model)

@@ -25,9 +25,10 @@ sft = pytest.importorskip("ragen_train.sft")
 from ragen_train.config import TrainConfig, load_config  # noqa: E402 - after the importorskip of the train extra
 from ragen_train.demos import DemoConfig  # noqa: E402
 
-# Plain words YAML reads as strings: no reserved word, number, quote, flow or mapping character.
+# Plain words read as strings: no reserved word (nor Python's inf/nan, read as floats), number, quote,
+# flow or mapping character.
 WORDS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_/-]{0,15}", fullmatch=True).filter(
-    lambda w: w.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "y", "n"})
+    lambda w: w.lower() not in {"null", "true", "false", "yes", "no", "on", "off", "y", "n", "inf", "nan"})
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text()
 
 
@@ -84,6 +85,9 @@ def test_dotted_overrides_rebuild_the_nested_mapping(values, prefix):
 def test_special_scalars_and_malformed_values():
     assert parse_value("") == "" and parse_value("~") is None and parse_value("NULL") is None
     assert parse_value("1e-6") == 1e-6 and parse_value("-.inf") == -math.inf and math.isnan(parse_value(".nan"))
+    # as Python prints them, so f"{value}" round-trips (and `=nan` reaches a field's range check as a float)
+    assert parse_value("inf") == math.inf and parse_value("-inf") == -math.inf and math.isnan(parse_value("nan"))
+    assert parse_value("infinity") == "infinity" and parse_value("nan_rate") == "nan_rate"
     assert parse_value("'it''s'") == "it's" and parse_value("tRUE") == "tRUE"
     assert parse_value("{wall: W, box: 'B'}") == {"wall": "W", "box": "B"}
     for bad in ("[1, 2", "{a 1}", "'open", "[1] tail"):

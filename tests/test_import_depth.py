@@ -17,9 +17,10 @@ import pytest
 
 PACKAGE = "ragen_eval"
 ROOT = Path(__file__).resolve().parents[1]
-#: Today's depth: the longest chain is cli -> leaderboard|runner -> summary -> metrics -> consistency.scoring
-#: -> consistency.grid_claims -> consistency.plans -> consistency.lexicon. Lower it as chains are cut.
-MAX_LAYERS = 8
+#: Today's depth: the longest chains are cli -> leaderboard|runner -> summary -> metrics -> consistency.scoring
+#: -> consistency.grid_claims -> consistency.lexicon and cli -> leaderboard|runner -> summary -> judgements
+#: -> run_dir -> config -> agents.base. Lower it as chains are cut.
+MAX_LAYERS = 7
 #: What issue 12 asks for.
 TARGET_LAYERS = 5
 #: Modules that play or judge episodes; a report (summary, leaderboard) must reach none of them.
@@ -98,7 +99,9 @@ def test_ragen_eval_is_no_deeper_than_today():
     assert len(longest) <= MAX_LAYERS, f"{len(longest)} layers: " + " -> ".join(longest)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12's five layers need the consistency rules flattened (see MAX_LAYERS)")
+@pytest.mark.xfail(strict=True, reason="issue 12's five layers: metrics must score consistency (ragen_train's "
+                   "rollout metrics), which sits 3 layers up (scoring -> grid_claims -> lexicon), so cli -> "
+                   "leaderboard -> summary -> metrics is 7 deep until summaries and metrics are regrouped")
 def test_ragen_eval_is_at_most_five_layers_deep():
     longest = max((_chain(m) for m in MODULES), key=len)
     assert len(longest) <= TARGET_LAYERS, f"{len(longest)} layers: " + " -> ".join(longest)

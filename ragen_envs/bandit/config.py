@@ -20,14 +20,22 @@ class BanditConfig:
     the extra arms are weaker versions of it.
     """
 
-    name_set: str = "ragen"  # one of NAME_POOLS: "ragen" (Phoenix/Dragon), "heldout", "reversed"
+    name_set: str = "ragen"
+    """Pool the arm names are drawn from: ``ragen`` (Phoenix/Dragon), ``heldout`` or ``reversed``."""
     num_arms: int = 2
-    low_risk_reward: float = 0.1  # RAGEN's code uses 0.1, its paper 0.15
+    """Arms in all: one low-risk arm and ``num_arms - 1`` high-risk arms."""
+    low_risk_reward: float = 0.1
+    """What the low-risk arm pays on every pull (RAGEN's code uses 0.1, its paper 0.15)."""
     high_risk_reward: float = 1.0
+    """What a high-risk arm pays when it pays (otherwise 0)."""
     high_risk_prob: float = 0.25
-    arm_names: tuple[str, ...] | None = None  # fixed names instead of a pool: low-risk first, then risky
-    shuffle_arms: bool = True  # show the arms in a new random order every reset
-    reveal_payoffs: bool = False  # state each arm's payout in the rules (RAGEN does not)
+    """How often the riskiest arm pays; in [0, 1]."""
+    arm_names: tuple[str, ...] | None = None
+    """Fixed names instead of a pool: the low-risk arm first, then the high-risk arms; None: draw from ``name_set``."""
+    shuffle_arms: bool = True
+    """Show the arms in a new random order every reset; False keeps the low-risk arm first."""
+    reveal_payoffs: bool = False
+    """State each arm's payout in the rules (RAGEN does not)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.num_arms, bool) or not isinstance(self.num_arms, int) or self.num_arms < 2:

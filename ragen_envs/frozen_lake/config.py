@@ -16,17 +16,25 @@ UNLIMITED_AUTO_CELLS = 256
 class FrozenLakeConfig:
     """Everything that decides which lakes are generated and how the ice behaves."""
 
-    height: int = 4  # rows of the lake
-    width: int = 4  # columns of the lake
-    p_frozen: float = 0.8  # chance that a cell is frozen (safe) rather than a hole; Gymnasium's default
-    is_slippery: bool = True  # False makes every move go where it was meant to
-    success_rate: float = 1.0 / 3.0  # chance a slippery move goes the intended way (Gymnasium's default)
-    horizon: int = 10  # step limit of the certificate's optimal probability (the text protocol's budget)
-    # Also certify the optimum without a step limit. None: only on lakes of at most UNLIMITED_AUTO_CELLS
-    # cells, since its exact solve grows with the cube of the area (about 0.1 s at 32x32, seconds at 64x64).
+    height: int = 4
+    """Rows of the lake."""
+    width: int = 4
+    """Columns of the lake."""
+    p_frozen: float = 0.8
+    """Chance that a cell is frozen (safe) rather than a hole (Gymnasium's default); in (0, 1]."""
+    is_slippery: bool = True
+    """True: a move may slip sideways (see ``success_rate``); False: every move goes where it was meant to."""
+    success_rate: float = 1.0 / 3.0
+    """Chance a slippery move goes the intended way (Gymnasium's default); in (0, 1]."""
+    horizon: int = 10
+    """Step limit of the certificate's optimal success probability (the text protocol's budget)."""
     certify_unlimited: bool | None = None
-    min_path_length: int = 1  # reject lakes whose shortest start-to-goal path is shorter than this
-    max_attempts: int = 10_000  # random maps tried before generation gives up with an error
+    """Also certify the optimum without a step limit; None: only on lakes of at most UNLIMITED_AUTO_CELLS
+    (256) cells, since its exact solve grows with the cube of the area (about 0.1 s at 32x32, seconds at 64x64)."""
+    min_path_length: int = 1
+    """Reject lakes whose shortest start-to-goal path is shorter than this."""
+    max_attempts: int = 10_000
+    """Random maps tried before generation gives up with an error."""
 
     def __post_init__(self) -> None:
         for name in ("height", "width", "horizon", "min_path_length", "max_attempts"):

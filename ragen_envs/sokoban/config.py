@@ -17,24 +17,42 @@ class SokobanConfig:
     the solutions with the fewest moves.
     """
 
-    height: int = 6  # rows, border walls included (RAGEN's SimpleSokoban: 6x6)
-    width: int = 6  # columns, border walls included
-    num_boxes: int = 1  # boxes, and as many targets
-    min_pushes: int = 1  # reject levels whose certificate has fewer pushes
-    max_pushes: int | None = None  # reject levels whose certificate has more pushes (None: no bound)
-    max_attempts: int = 200  # rooms tried before generation gives up with an error
-    search_budget: int = 8_000  # player/box states the reverse search settles per room (bounds time)
-    start_selection: str = "hardest"  # "hardest": most pushes the search found (gym-sokoban's choice); "spread"
-    walk_steps: int | None = None  # random-walk steps that carve the room; None: 1.7 * (height + width)
-    p_change_direction: float = 0.35  # chance that the carving walk turns at each step (gym-sokoban's)
-    step_reward: float = -0.1  # every step, valid or not (RAGEN / gym-sokoban)
-    box_on_target_reward: float = 1.0  # a push that puts a box on a target
-    box_off_target_reward: float = -1.0  # a push that takes a box off a target
-    success_reward: float = 10.0  # the step that places the last box
-    max_actions_per_episode: int | None = None  # default text-protocol action budget (see text_budget); None:
-    # RAGEN's 10 for generated levels, or the longest certified optimum of a level set
-    levels: str | None = None  # a level file or directory to play instead of generating (see level_files)
-    levels_limit: int | None = None  # read and certify only the first N levels of ``levels``
+    height: int = 6
+    """Rows, border walls included (RAGEN's SimpleSokoban: 6x6)."""
+    width: int = 6
+    """Columns, border walls included."""
+    num_boxes: int = 1
+    """Boxes, and as many targets."""
+    min_pushes: int = 1
+    """Reject levels whose certificate has fewer pushes."""
+    max_pushes: int | None = None
+    """Reject levels whose certificate has more pushes; None: no bound."""
+    max_attempts: int = 200
+    """Rooms tried before generation gives up with an error."""
+    search_budget: int = 8_000
+    """Player/box states the reverse search settles per room (bounds time)."""
+    start_selection: str = "hardest"
+    """``hardest``: the start with the most pushes the search found (gym-sokoban's choice); ``spread``: a
+    push count drawn uniformly from those found."""
+    walk_steps: int | None = None
+    """Random-walk steps that carve the room; None: 1.7 * (height + width)."""
+    p_change_direction: float = 0.35
+    """Chance that the carving walk turns at each step (gym-sokoban's)."""
+    step_reward: float = -0.1
+    """Reward of every step, valid or not (RAGEN / gym-sokoban)."""
+    box_on_target_reward: float = 1.0
+    """Reward of a push that puts a box on a target."""
+    box_off_target_reward: float = -1.0
+    """Reward of a push that takes a box off a target."""
+    success_reward: float = 10.0
+    """Reward of the step that places the last box."""
+    max_actions_per_episode: int | None = None
+    """Default text-protocol action budget (see ``text_budget``); None: RAGEN's 10 for generated levels,
+    or the longest certified optimum of a level set."""
+    levels: str | None = None
+    """A level file or directory to play instead of generating (see ``level_files``); None: generate."""
+    levels_limit: int | None = None
+    """Read and certify only the first N levels of ``levels``; None: all of them."""
 
     def __post_init__(self) -> None:
         for name in ("height", "width", "num_boxes", "min_pushes", "max_attempts", "search_budget"):

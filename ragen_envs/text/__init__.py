@@ -7,7 +7,8 @@ the scripted oracle and random players. See docs/protocol.md.
 """
 
 from ragen_envs.text.batch import EpisodeBatch
-from ragen_envs.text.config import CONTEXT_MODES, RAGEN_BUDGETS, ProtocolConfig
+from ragen_envs.text.budgets import RAGEN_BUDGETS, turn_budget
+from ragen_envs.text.config import CONTEXT_MODES, ProtocolConfig
 from ragen_envs.text.episode import TextEpisode, make_env
 from ragen_envs.text.parser import (
     ERROR_KINDS,
@@ -23,7 +24,6 @@ from ragen_envs.text.players import (
     oracle_turn,
     random_actions,
     random_turn,
-    turn_budget,
 )
 from ragen_envs.text.prompts import render_format, render_intro, render_prompt, render_turn
 from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_gif, to_markdown

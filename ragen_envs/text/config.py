@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from ragen_envs.config_dicts import config_from_dict
+from ragen_envs.text.budgets import RAGEN_BUDGETS
 from ragen_envs.text.prompts import (
     DEFAULT_FEEDBACK_TEMPLATE,
     DEFAULT_FORMAT_NO_THINK,
@@ -24,8 +25,6 @@ from ragen_envs.text.prompts import (
 )
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
-#: RAGEN's budgets for the grid games (Sokoban, FrozenLake); a game's ``text_defaults`` override them.
-RAGEN_BUDGETS: dict[str, int] = {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 10}
 CONTEXT_MODES = ("full", "last_k", "single")
 _BUDGET_KEYS = tuple(RAGEN_BUDGETS)
 

@@ -1,4 +1,4 @@
-"""The scripted players: oracle play, random play and the one per-turn budget rule.
+"""The scripted players: oracle play and random play, under the one per-turn budget rule.
 
 Every player in the project that needs no model plays through this module: the harness's built-in
 ``oracle`` and ``random`` agents (on the live episode), the served chat policies (on a game rebuilt
@@ -14,21 +14,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ragen_envs.text.config import RAGEN_BUDGETS, ProtocolConfig
+from ragen_envs.text.budgets import RAGEN_BUDGETS, turn_budget
+from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.parser import format_reply
 from ragen_envs.text_game import TextGame
 
 if TYPE_CHECKING:
     from ragen_envs.text.episode import TextEpisode
-
-
-def turn_budget(max_actions_per_turn: int, actions_left: int) -> int:
-    """The most actions this turn may play: the per-turn cap, never more than the episode has left.
-
-    The turn text states the same number ("up to N this turn"), so a player reading the chat and one
-    reading the live episode agree.
-    """
-    return max(0, min(max_actions_per_turn, actions_left))
 
 
 def oracle_turn(game: TextGame, max_actions_per_turn: int, actions_left: int, turns_left: int) -> list[int]:

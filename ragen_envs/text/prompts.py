@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ragen_envs.text.budgets import turn_budget
 from ragen_envs.text_game import TextGame
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def render_turn(
             observation=observation if observation is not None else observation_text(game, config),
             actions=_action_list(game),
             actions_left=actions_left,
-            turn_actions=min(actions_left, config.max_actions_per_turn),
+            turn_actions=turn_budget(config.max_actions_per_turn, actions_left),
             format_hint=format_hint(config),
         )
     )

@@ -14,9 +14,13 @@ class SamplingParams:
     """Sampling settings passed to every backend."""
 
     temperature: float = 0.5
+    """Sampling temperature; 0 is greedy. RAGEN's evaluations sample at 0.5."""
     top_p: float = 1.0
+    """Nucleus sampling: keep the smallest set of tokens whose probability reaches this."""
     max_tokens: int = 400
+    """Most tokens one reply may have; a longer one is cut and scored as truncated."""
     seed: int | None = None
+    """Sampling seed sent to the backend (the hf backend mixes it with each request's place in the run); none: unseeded."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form, as written to a run's config.json."""

@@ -16,8 +16,7 @@ from functools import lru_cache
 
 from ragen_eval.consistency.board import TERRAIN_KINDS
 from ragen_eval.consistency.claims import Claim
-from ragen_eval.consistency.lexicon import COORD, NUM, Lexicon, coord_value, lexicon_for, symbol_names, to_int
-from ragen_eval.consistency.plans import moves_in
+from ragen_eval.consistency.lexicon import COORD, NUM, Lexicon, coord_value, lexicon_for, moves_in, symbol_names, to_int
 from ragen_eval.consistency.segments import Segment, clauses, sentences
 
 # Words allowed between a thing and its coordinate ("the box is currently located at (2, 3)").

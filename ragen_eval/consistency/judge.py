@@ -207,3 +207,19 @@ def agreement(rule_scores: Sequence[Mapping[str, Any]], judge_results: Sequence[
     return {"n_turns": len(rule_scores), "claims_both": both, "claims_rule_only": rule_only,
             "claims_judge_only": judge_only, "claim_overlap": both / either if either else None,
             "verdicts_compared": n, "verdict_agreement": agree / n if n else None, "cohen_kappa": kappa}
+
+
+def judge_metrics(rule_turns: Sequence[Mapping[str, Any]], judge_turns: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Rule/judge agreement over paired turns, plus the judge's own claim counts.
+
+    Turns whose judgement failed (``error`` set) are left out of the pairing, since an empty
+    claim list there says nothing about the thought; ``judge_errors`` counts them.
+    """
+    if len(rule_turns) != len(judge_turns):
+        raise ValueError(f"{len(rule_turns)} rule-scored turns but {len(judge_turns)} judged turns")
+    kept = [(r, j) for r, j in zip(rule_turns, judge_turns) if not j.get("error")]
+    stats = agreement([r for r, _ in kept], [j for _, j in kept])
+    verdicts = [c["verdict"] for _, j in kept for c in j["claims"] if c.get("verdict") is not None]
+    return {**stats, "judge_errors": len(judge_turns) - len(kept),
+            "judge_claims_per_turn": len(verdicts) / len(kept) if kept else None,
+            "judge_claim_accuracy": sum(verdicts) / len(verdicts) if verdicts else None}

@@ -21,6 +21,24 @@ NUM = r"(?:\d+|zero|one|two|three|four|five|six|seven|eight|nine|ten)"
 MOVE_WORDS = {"up": "up", "upward": "up", "upwards": "up", "north": "up", "u": "up",
               "down": "down", "downward": "down", "downwards": "down", "south": "down", "d": "down",
               "left": "left", "west": "left", "l": "left", "right": "right", "east": "right", "r": "right"}
+#: A move word in a plan or a prediction ("up", "north", "upwards").
+MOVE = r"(?:up|down|left|right|north|south|east|west|upwards?|downwards?)"
+
+
+def moves_in(text: str) -> list[str]:
+    """Canonical moves of a sequence such as ``"right twice, then up"``."""
+    out: list[str] = []
+    for m in re.finditer(rf"({MOVE})(?:\s+(once|twice|thrice|two\s+times|three\s+times|(\d+)\s+times|x\s?(\d)))?"
+                         rf"|(?:to|onto|into|towards?)\s+(?:the\s+)?\w+", text, re.IGNORECASE):
+        if m.group(1) is None:
+            continue
+        word = m.group(1).lower()
+        name = MOVE_WORDS.get(word) or MOVE_WORDS[word.replace("wards", "").replace("ward", "")]
+        count = int(m.group(3) or m.group(4) or 0) or {"twice": 2, "thrice": 3, "two times": 2,
+                                                         "three times": 3}.get((m.group(2) or "").lower(), 1)
+        out.extend([name] * count)
+    return out
+
 
 _PLAYER = (r"(?:the\s+player'?s?\s+(?:current\s+)?(?:position|location|cell)|my\s+(?:current\s+)?"
            r"(?:position|location|cell|spot|square)|current\s+(?:position|location)|the\s+player|player|"

@@ -5,16 +5,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragen_eval.consistency.lexicon import MOVE_WORDS
+from ragen_eval.consistency.lexicon import MOVE, MOVE_WORDS, moves_in
 from ragen_eval.consistency.segments import sentences
 
-_MOVE = r"(?:up|down|left|right|north|south|east|west|upwards?|downwards?)"
 _COUNT = r"(?:\s+(?:once|twice|thrice|two\s+times|three\s+times|\d+\s+times|x\s?\d|again|first|now))?"
 _TRAIL = (r"(?:\s+(?:to|onto|into|towards?)\s+(?:the\s+)?"
           r"(?:[(\[][^)\]]*[)\]]|row\s+\d+(?:\s*,?\s*col(?:umn)?\s+\d+)?|\w+))?")
 _SEP_WORD = r"(?:,|;|->|\|\||and|then|followed\s+by|after\s+that)"
 _SEP = rf"\s*{_SEP_WORD}(?:\s*{_SEP_WORD}){{0,2}}\s*(?:(?:move|go|push|step|head|walk)\s+)?"
-_SEQ = rf"(?P<seq>{_MOVE}{_COUNT}{_TRAIL}(?:{_SEP}{_MOVE}{_COUNT}{_TRAIL})*)"
+_SEQ = rf"(?P<seq>{MOVE}{_COUNT}{_TRAIL}(?:{_SEP}{MOVE}{_COUNT}{_TRAIL})*)"
 _VERB = r"(?:move|go|push|step|head|walk|press|play|take|choose|pick|select|try)(?:\s+the\s+box)?\s+"
 # "I'll move up", "I should go left then up"; "plan: up, left"; a bare "Push down." / "Going up, up."
 _COMMITS = tuple(re.compile(p, re.IGNORECASE) for p in (
@@ -33,21 +32,6 @@ _UNCOMMITTED = re.compile(r"\b(?:if|not|n't|never|could|might|maybe|perhaps|whet
                           r"want|wanted|would)\b", re.IGNORECASE)
 _CHOOSE = r"(?:choose|chose|choosing|pick|picking|select|selecting|go\s+with|going\s+with|go\s+for|pull|pulling|take|" \
           r"answer|answer\s+is|i'll\s+take|my\s+choice\s+is|bet\s+on)"
-
-
-def moves_in(text: str) -> list[str]:
-    """Canonical moves of a sequence such as ``"right twice, then up"``."""
-    out: list[str] = []
-    for m in re.finditer(rf"({_MOVE})(?:\s+(once|twice|thrice|two\s+times|three\s+times|(\d+)\s+times|x\s?(\d)))?"
-                         rf"|(?:to|onto|into|towards?)\s+(?:the\s+)?\w+", text, re.IGNORECASE):
-        if m.group(1) is None:
-            continue
-        word = m.group(1).lower()
-        name = MOVE_WORDS.get(word) or MOVE_WORDS[word.replace("wards", "").replace("ward", "")]
-        count = int(m.group(3) or m.group(4) or 0) or {"twice": 2, "thrice": 3, "two times": 2,
-                                                         "three times": 3}.get((m.group(2) or "").lower(), 1)
-        out.extend([name] * count)
-    return out
 
 
 def extract_plan(think: str, *, game: str, arm_names: Sequence[str] = ()) -> list[str] | None:

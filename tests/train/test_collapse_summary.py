@@ -61,3 +61,17 @@ def test_bad_inputs_are_named(summary, tmp_path):
         summary.summarize(_run(tmp_path, "short", [0.5] * 4), 0.8, 0.5)
     with pytest.raises(SystemExit):
         summary.main([str(tmp_path), "--peak", "0.3", "--floor", "0.5"])
+
+
+def test_a_compact_copy_gives_the_same_table_and_names_no_machine_path(summary, tmp_path):
+    run = _run(tmp_path, "lost", [0.5] * 5 + [0.9] * 10 + [0.0] * 15, {27: "spread"})
+    (run / "config.yaml").write_text("preset: starpo\nseed: 3\nenv: bandit\n"
+                                     "model: /home/someone/ragen/runs/sft/bandit\noutput_dir: /tmp/x/runs/collapse\n")
+    copy = summary.export(run, tmp_path / "compact")
+    assert copy == tmp_path / "compact" / "lost"
+    original, again = summary.summarize(run, 0.8, 0.5), summary.summarize(copy, 0.8, 0.5)
+    assert {k: v for k, v in again.items() if k != "run"} == {k: v for k, v in original.items() if k != "run"}
+    config = (copy / "config.yaml").read_text()
+    assert "model: runs/sft/bandit" in config and "output_dir: runs/collapse" in config and "/home" not in config
+    with open(copy / "metrics.csv", newline="") as handle:
+        assert next(csv.reader(handle)) == list(summary.EXPORT_COLUMNS)  # old flat names came out grouped
