@@ -5,7 +5,7 @@ Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluate
     ragen-eval [evaluate] [--model default|random|oracle|NAME|PATH] [--base-url URL ...] [--env ...] ...
                           [--judge-model NAME --judge-base-url URL ...]
     ragen-eval judge RUN --judge-model NAME [--judge-base-url URL | --judge-backend vllm|hf]
-    ragen-eval show RUN [--episode ENV:SEED]
+    ragen-eval show RUN [--episode ENV:SEED[:SAMPLE]]
     ragen-eval compare RUN_A RUN_B
     ragen-eval merge SHARD_DIR... --out DIR
     ragen-eval baselines RUN_DIR... [--out runs/baselines]    (plays random/oracle on the runs' levels)
@@ -361,15 +361,16 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = build_summary(config, records, judgements)
         print(json.dumps(summary, indent=2) if args.json else results_table(summary))
         return 0
-    env, _, seed = args.episode.rpartition(":")
-    matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed]
-    if not matches:
-        raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED, e.g. "
+    # A level played several times (a training step's group, `--samples`) has one record per sample.
+    env, seed, *sample = args.episode.split(":")
+    matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed
+               and (not sample or str(r.get("sample", 0)) == sample[0])]
+    if not matches or len(sample) > 1:
+        raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED or ENV:SEED:SAMPLE, e.g. "
                          f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
     from ragen_eval.transcripts import transcript
 
-    record = matches[0]
-    print(transcript(record, (judgements or {}).get(episode_key(record))))
+    print("\n\n".join(transcript(r, (judgements or {}).get(episode_key(r))) for r in matches))
     return 0
 
 
@@ -484,7 +485,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_judge)
     p = sub_parser("show", help="results table of a run, or one episode's transcript")
     p.add_argument("run", help="run directory")
-    p.add_argument("--episode", default=None, metavar="ENV:SEED", help="print this episode's transcript")
+    p.add_argument("--episode", default=None, metavar="ENV:SEED[:SAMPLE]",
+                   help="print this level's transcripts (every sample of it, or the one given)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_show)
     p = sub_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")

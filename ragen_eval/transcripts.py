@@ -39,7 +39,8 @@ def _judge_lines(judged: Mapping[str, Any], rule_claims: list[Mapping[str, Any]]
 
 def transcript(record: Mapping[str, Any], judgement: Mapping[str, Any] | None = None) -> str:
     """The episode as text, with its claims marked; ``judgement`` is its ``judge.jsonl`` line, if any."""
-    lines = [f"# {record['env']} seed {record['seed']}: success={record['success']} "
+    sample = f" sample {record['sample']}" if "sample" in record else ""
+    lines = [f"# {record['env']} seed {record['seed']}{sample}: success={record['success']} "
              f"reward={record['total_reward']:.3f} end={record['end_reason']}"
              + (f" error={record['error']}" if record.get("error") else "")]
     turns = record.get("turns") or []

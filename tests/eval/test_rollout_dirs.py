@@ -101,3 +101,18 @@ def test_ragen_eval_judge_judges_every_sample_of_a_saved_rollout_step(step_dir, 
     # The verdicts stay with the step directory: `show` reads the same summary back.
     assert main(["show", str(step_dir), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["overall"]["judge_agreement"] == agreement
+
+
+def test_show_prints_every_sample_of_a_level_or_the_one_asked_for(step_dir, capsys):
+    records = read_jsonl(step_dir / "episodes.jsonl")
+    env, seed = records[0]["env"], records[0]["seed"]
+    samples = sorted(r["sample"] for r in records if (r["env"], r["seed"]) == (env, seed))
+    assert len(samples) == GROUP_SIZE > 1
+    assert main(["show", str(step_dir), "--episode", f"{env}:{seed}"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
+    assert [h.partition(" sample ")[2].partition(":")[0] for h in heads] == [str(s) for s in samples]
+    assert main(["show", str(step_dir), "--episode", f"{env}:{seed}:{samples[-1]}"]) == 0
+    heads = [line for line in capsys.readouterr().out.splitlines() if line.startswith("# ")]
+    assert len(heads) == 1 and heads[0].startswith(f"# {env} seed {seed} sample {samples[-1]}:")
+    assert main(["show", str(step_dir), "--episode", f"{env}:{seed}:{GROUP_SIZE}"]) == 2  # no such sample
+
