@@ -6,6 +6,7 @@ Per game: ``<game>.csv`` pairs every test level's outcome before RL (the SFT che
 ``experiments/baselines/collapse_summary.py --export`` writes it). ``results.json`` holds the table.
 
     python experiments/rl_gain/export.py runs/rl_gain --out docs/baselines/rl_gain    # from the runs
+    python experiments/rl_gain/export.py runs/rl_gain/replication --out docs/baselines/rl_gain/replication
     python experiments/rl_gain/export.py --out docs/baselines/rl_gain                 # from the CSVs
 """
 
@@ -37,7 +38,8 @@ def write_pairs(runs: Path, game: str, out: Path) -> None:
             a, b = before[seed], after[seed]
             writer.writerow([game, seed, int(bool(a["success"])), int(bool(b["success"])),
                              round(float(a["total_reward"]), 6), round(float(b["total_reward"]), 6)])
-    export_run(runs / f"{game}-starpo-s", out)
+    if not (runs / f"{game}-starpo-s").is_symlink():  # replicate.sh links the run the first export copied
+        export_run(runs / f"{game}-starpo-s", out)
 
 
 def table(out: Path) -> list[dict]:

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# A second, independent look at an RL-gain result: the SFT and final StarPO-S checkpoints of
+# run.sh play the *next* 512 test levels (the split's seeds after the 512 of the first comparison;
+# --seed-start indexes the split's raw seed range, of which only the seeds whose level hashes to
+# the split are played) and `ragen-eval compare` pairs them again. Results go to
+# OUT/replication/, laid out as run.sh's, so export.py reads them the same way.
+# Usage: experiments/rl_gain/replicate.sh GAME [OUT]     (after run.sh GAME OUT, same PROTOCOL)
+set -euo pipefail
+GAME=$1
+OUT=${2:-runs/rl_gain}
+SHORT='{"system_prompt": "Play the game.", "intro_template": "Actions: {actions}.", "turn_template": "{observation}", "think": false}'
+PROTOCOL=${PROTOCOL-$SHORT}
+protocol=()
+[ -z "$PROTOCOL" ] || protocol=(--protocol "$PROTOCOL")
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+rep=$OUT/replication
+mkdir -p "$rep"
+ln -sfn "../$GAME-starpo-s" "$rep/$GAME-starpo-s"
+# the raw index just past the first comparison's last seed
+start=$(python -c "from ragen_envs.splits import SPLIT_OFFSETS, split_seeds; \
+print(split_seeds('test', 512, env='$GAME')[-1] - SPLIT_OFFSETS['test'] + 1)")
+final=$(ls -d "$OUT/$GAME-starpo-s"/checkpoints/step_* | sort -V | tail -1)
+for side in sft rl; do
+  model=$OUT/$GAME-sft
+  [ "$side" = sft ] || model=$final
+  [ -f "$rep/$GAME-$side-test/summary.json" ] || ragen-eval --model "$model" --backend hf --env "$GAME" \
+    --split test --seed-start "$start" --episodes 512 --out "$rep" --run-name "$GAME-$side-test" "${protocol[@]}"
+done
+ragen-eval compare "$rep/$GAME-sft-test" "$rep/$GAME-rl-test" | tee "$rep/$GAME-compare.txt"
