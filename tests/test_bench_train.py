@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+
+from tests.script_modules import load_script
 
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_train.py"
 
@@ -14,10 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_train.py"
 @pytest.fixture(scope="module")
 def bench():
     """The benchmark script as a module (``benchmarks/`` is not a package)."""
-    spec = importlib.util.spec_from_file_location("bench_train", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 @pytest.mark.parametrize(("args", "message"), [

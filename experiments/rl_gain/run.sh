@@ -16,6 +16,8 @@ SFT_EPISODES=${SFT_EPISODES:-32000}
 RL_STEPS=${RL_STEPS:-300}
 # RAGEN's 1e-6 is for 0.5B+ models; 3e-4 made a weak (0.2) start worse (docs/baselines.md).
 ACTOR_LR=${ACTOR_LR:-1e-4}
+# Further `ragen-train` overrides for the RL stage, e.g. RL_ARGS="reward_scale=0.1" (space-separated).
+read -ra rl_args <<< "${RL_ARGS:-}"
 # One intra-op thread: on a small shared CPU, torch's pool spinning against other processes is slower.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHORT='{"system_prompt": "Play the game.", "intro_template": "Actions: {actions}.", "turn_template": "{observation}", "think": false}'
@@ -38,7 +40,7 @@ done
 rl=$OUT/$GAME-starpo-s
 ragen-train preset=starpo-s env="$GAME" model="$sft" output_dir="$OUT" run_name="$GAME-starpo-s" \
   total_steps="$RL_STEPS" env_groups=8 group_size="${GROUP_SIZE:-16}" max_new_tokens=24 actor_lr="$ACTOR_LR" critic_lr=1e-3 \
-  micro_batch_size=16 eval_every=50 eval_episodes=64 save_every=25 plot_every=0 resume=true "${train_protocol[@]}"
+  micro_batch_size=16 eval_every=50 eval_episodes=64 save_every=25 plot_every=0 resume=true "${train_protocol[@]}" "${rl_args[@]}"
 final=$(ls -d "$rl"/checkpoints/step_* | sort -V | tail -1)
 [ -f "$OUT/$GAME-rl-test/summary.json" ] || ragen-eval --model "$final" --backend hf --env "$GAME" \
   --split test --episodes 512 --out "$OUT" --run-name "$GAME-rl-test" "${eval_protocol[@]}"

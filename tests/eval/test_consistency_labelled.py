@@ -7,13 +7,14 @@ docs/consistency.md), so each split must meet the targets on its own.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
 from ragen_eval.consistency.validation import evaluate, load_labelled
+
+from tests.script_modules import load_script
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "consistency"
 SPLITS = ("dev", "heldout", "blind")
@@ -73,9 +74,7 @@ def test_jsonl_is_in_step_with_its_hand_written_source():
     pytest.importorskip("yaml")
     import yaml
 
-    spec = importlib.util.spec_from_file_location("build_labelled", DATA / "build_labelled.py")
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
+    builder = load_script(DATA / "build_labelled.py")
     levels = yaml.safe_load((DATA / "levels.yaml").read_text())
     for split in SPLITS:
         source = yaml.safe_load((DATA / f"{split}.yaml").read_text())

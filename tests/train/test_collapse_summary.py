@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 from pathlib import Path
 
 import pytest
+
+from tests.script_modules import load_script
 
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "baselines" / "collapse_summary.py"
 
 
 @pytest.fixture(scope="module")
 def summary():
-    spec = importlib.util.spec_from_file_location("collapse_summary", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _run(tmp_path: Path, name: str, success: list[float], alerts: dict[int, str] | None = None) -> Path:

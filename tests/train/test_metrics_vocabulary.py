@@ -5,7 +5,6 @@ names (``rollout/``, ``losses/``, ``time/``, ``eval/``); a step's rollouts can b
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import subprocess
 import sys
@@ -17,6 +16,8 @@ import pytest
 from ragen_eval import metrics as harness_metrics
 from ragen_eval.metrics import CONSISTENCY_KEYS, HEADLINE_KEYS
 from ragen_train.run_log import PLOT_PANELS, MetricsLog, plot_metrics, read_metrics
+
+from tests.script_modules import load_script
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,11 +130,7 @@ def test_an_old_run_directory_resumes_under_the_new_names(tmp_path):
 
 @pytest.fixture(scope="module")
 def collapse_summary():
-    script = REPO / "experiments" / "baselines" / "collapse_summary.py"
-    spec = importlib.util.spec_from_file_location("collapse_summary", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(REPO / "experiments" / "baselines" / "collapse_summary.py")
 
 
 def test_collapse_summary_reads_old_and_new_names_alike(collapse_summary, tmp_path):

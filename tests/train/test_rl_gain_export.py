@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -12,15 +11,14 @@ import pytest
 
 from ragen_eval.cli import main as ragen_eval
 
+from tests.script_modules import load_script
+
 SCRIPT = Path(__file__).resolve().parents[2] / "experiments" / "rl_gain" / "export.py"
 
 
 @pytest.fixture(scope="module")
 def export():
-    spec = importlib.util.spec_from_file_location("rl_gain_export", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script(SCRIPT)
 
 
 def _exact_mcnemar(b: int, c: int) -> float:

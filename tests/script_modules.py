@@ -1,0 +1,18 @@
+"""Load a repository script that is not in a package (``benchmarks/``, ``experiments/``) as a module."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_script(path: str | Path) -> ModuleType:
+    """The script at ``path`` (absolute, or relative to the repository root), executed as a fresh module."""
+    path = REPO / path
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
