@@ -8,7 +8,7 @@
 set -euo pipefail
 GAME=$1
 OUT=${2:-runs/rl_gain}
-SHORT='{"system_prompt": "Play the game.", "intro_template": "Actions: {actions}.", "turn_template": "{observation}", "think": false}'
+SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of docs/baselines.md
 PROTOCOL=${PROTOCOL-$SHORT}
 protocol=()
 [ -z "$PROTOCOL" ] || protocol=(--protocol "$PROTOCOL")

@@ -20,7 +20,7 @@ ACTOR_LR=${ACTOR_LR:-1e-4}
 read -ra rl_args <<< "${RL_ARGS:-}"
 # One intra-op thread: on a small shared CPU, torch's pool spinning against other processes is slower.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-SHORT='{"system_prompt": "Play the game.", "intro_template": "Actions: {actions}.", "turn_template": "{observation}", "think": false}'
+SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of docs/baselines.md
 PROTOCOL=${PROTOCOL-$SHORT}
 sft_protocol=() eval_protocol=() train_protocol=()
 if [ -n "$PROTOCOL" ]; then

@@ -68,3 +68,15 @@ def test_a_folder_without_runs_is_refused(export, tmp_path):
     with pytest.raises(SystemExit) as stop:
         export.main([str(tmp_path), "--out", str(tmp_path / "docs")])
     assert stop.value.code == 2
+
+
+def test_the_study_protocol_is_a_valid_protocol_config():
+    from ragen_envs.text import TextEpisode
+    from ragen_envs.text.config import ProtocolConfig
+
+    path = SCRIPT.parent / "short_protocol.json"
+    config = ProtocolConfig(**json.loads(path.read_text()))
+    assert not config.think
+    turn = TextEpisode("frozenlake_det", 7, config).messages[-1]["content"]
+    assert [len(row) for row in turn.splitlines()[-4:]] == [4] * 4  # the turn ends with the 4x4 grid
+    assert "<think>" not in turn
