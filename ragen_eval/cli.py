@@ -350,9 +350,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
-    from ragen_eval.judgements import load_judgements
     from ragen_eval.results_table import results_table
-    from ragen_eval.run_dir import episode_key, load_run
+    from ragen_eval.run_dir import episode_key, load_judgements, load_run
     from ragen_eval.summary import build_summary
 
     config, records = load_run(args.run)
@@ -399,8 +398,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join shard directories into one run directory and write its summary."""
     from ragen_eval.results_table import results_table
-    from ragen_eval.judgements import merge_judgements
-    from ragen_eval.run_dir import SUMMARY_FILE, merge_runs
+    from ragen_eval.run_dir import SUMMARY_FILE, merge_judgements, merge_runs
     from ragen_eval.summary import summary_of
 
     check_out_dir(args.out, "--out")

@@ -1,20 +1,19 @@
 """Judge mode for runs: an LLM judge lists the claims in every thought of a run, with verdicts.
 
-The judge is any harness agent (built by ``make_agent`` from a :class:`JudgeConfig`); it reads
+The judge is any harness agent (the runner builds it from a :class:`JudgeConfig` with ``make_agent``); it reads
 each turn's true state and thought through :func:`ragen_eval.consistency.judge.judge_turn`. Its
 answers go to the run directory's ``judge.jsonl``, one line per episode, kept by the same
 :class:`ragen_eval.jsonl_store.JsonlStore` as ``episodes.jsonl``, so rerunning judges only what is
 missing and a torn last line is simply judged again. Each line names its judge and carries a
 digest of the episode record it judged: lines about an episode replayed since (``--retry-errors``)
 are stale and are judged anew, and a run judged by one model refuses verdicts from another.
-Reading the verdicts (summaries, leaderboards, merges) is :mod:`ragen_eval.judgements`, which
+Reading the verdicts (summaries, leaderboards, merges) is :mod:`ragen_eval.run_dir`, which
 starts no judge.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Mapping
@@ -22,12 +21,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
-from ragen_eval.judgements import JUDGE_FILE, check_judge, episode_digest
 from ragen_eval.jsonl_store import JsonlStore
-from ragen_eval.run_dir import EpisodeKey, RunDir, episode_key
+from ragen_eval.run_dir import JUDGE_FILE, EpisodeKey, RunDir, check_judge, episode_digest, episode_key
 
 #: Backends that can judge; the built-in agents answer game moves, never claim JSON.
 JUDGE_BACKENDS: tuple[str, ...] = ("openai", "vllm", "hf")
@@ -82,13 +79,6 @@ class JudgeConfig:
         """What decides the verdicts (not where they come from): stored with every judged episode."""
         return {"model": self.model, "backend": self.resolved_backend(), "model_args": dict(self.model_args),
                 "sampling": asdict(self.sampling)}
-
-    def make_agent(self) -> Agent:
-        """The judge agent, through the same factory as ``--model``."""
-        api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        return make_agent(self.resolved_backend(), self.model, base_urls=self.base_urls, api_key=api_key,
-                          concurrency=self.concurrency, timeout=self.timeout, max_retries=self.max_retries,
-                          requests_per_second=self.requests_per_second, model_args=self.model_args)
 
 
 class JudgeFile:
@@ -210,15 +200,3 @@ async def judge_pending(agent: Agent, run: RunDir, judge: JudgeConfig, *, retry_
             if bar is not None:
                 bar.close()
     return stats
-
-
-async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None = None, retry_errors: bool = False,
-                        progress: bool = True) -> JudgeStats:
-    """Build the judge agent (unless ``agent`` is given), judge what is pending, release the agent."""
-    owned = agent is None
-    judge_agent = judge.make_agent() if owned else agent
-    try:
-        return await judge_pending(judge_agent, run, judge, retry_errors=retry_errors, progress=progress)
-    finally:
-        if owned:
-            await judge_agent.aclose()

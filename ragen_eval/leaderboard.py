@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ragen_eval.judgements import load_judgements
 from ragen_eval.results_table import CONSISTENCY_COLUMNS, JUDGE_COLUMNS, fmt, markdown_table
-from ragen_eval.run_dir import level_set_key, load_run
+from ragen_eval.run_dir import level_set_key, load_judgements, load_run
 from ragen_eval.stats import mcnemar_test
 from ragen_eval.summary import build_summary
 

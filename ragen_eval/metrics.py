@@ -1,9 +1,10 @@
 """Metrics of an evaluation run, computed from episode records alone (docs/interfaces.md schema).
 
-Two steps: :func:`episode_metrics` turns one record into flat numbers and a failure category;
-:func:`summarize` aggregates those per env and overall. Because both read only the records, a
-summary can always be recomputed from ``episodes.jsonl`` (``ragen-eval show``), and a resumed
-run's summary equals an uninterrupted one's.
+:func:`episode_metrics` turns one record into flat numbers and a failure category; :func:`aggregate`
+pools them over a group of episodes, and :func:`ragen_eval.summary.summarize` does that per env
+and overall, beside thought-state consistency. Because they read only the records, a summary can
+always be recomputed from ``episodes.jsonl`` (``ragen-eval show``), and a resumed run's summary
+equals an uninterrupted one's.
 """
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ragen_envs.certificate import Certificate
 
-from ragen_eval.consistency.judge import judge_metrics
-from ragen_eval.consistency.scoring import aggregate as combine, score_episode
-from ragen_eval.run_dir import EpisodeKey, episode_key
 from ragen_eval.stats import mcnemar_test, paired_bootstrap, wilson_interval
 
 #: Failure categories, in the order used to pick one primary cause for a failed episode: first
@@ -120,7 +118,7 @@ def failure_flags(record: dict[str, Any]) -> dict[str, bool]:
 
 
 def episode_metrics(record: dict[str, Any]) -> dict[str, Any]:
-    """Flat per-episode numbers that :func:`summarize` aggregates."""
+    """Flat per-episode numbers that :func:`aggregate` pools."""
     turns = record.get("turns") or []
     n_turns = len(turns)
     actions_taken = sum(len(t.get("actions_executed") or []) for t in turns)
@@ -202,7 +200,7 @@ CONSISTENCY_KEYS: tuple[str, ...] = ("claim_accuracy", "hallucination_rate", "pl
 
 
 def headline_metrics(group: Mapping[str, Any]) -> dict[str, Any]:
-    """The :data:`HEADLINE_KEYS` of one :func:`summarize` group (``summary["overall"]`` or a per-env
+    """The :data:`HEADLINE_KEYS` of one :func:`ragen_eval.summary.summarize` group (``summary["overall"]`` or a per-env
     entry), then its :data:`CONSISTENCY_KEYS` when it was scored for consistency: one flat dict."""
     out = {key: group.get(key) for key in HEADLINE_KEYS}
     consistency = group.get("consistency")
@@ -215,58 +213,6 @@ def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
     reported = [m for m in per_episode if m[key] is not None]
     turns = sum(m["turns"] for m in reported)
     return sum(m[key] for m in reported) / turns if turns else None
-
-
-def _consistency_functions() -> tuple[Callable, Callable] | None:
-    """``ragen_eval.consistency``'s (score_episode, aggregate); tests of hand-built records without
-    game states replace this to leave consistency out."""
-    return score_episode, combine
-
-
-def summarize(records: Sequence[dict[str, Any]], envs: Sequence[str] | None = None,
-              judgements: Mapping[EpisodeKey, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """Per-env and overall metrics of a list of episode records.
-
-    ``overall`` pools every episode (so envs with more episodes weigh more); ``macro_success_rate``
-    is the plain mean of the per-env success rates. ``judgements`` (``judge.jsonl`` lines keyed by
-    :func:`~ragen_eval.run_dir.episode_key`, see :mod:`ragen_eval.judgements`) add ``judge_agreement`` per env and overall.
-    """
-    envs = list(envs) if envs is not None else list(dict.fromkeys(r["env"] for r in records))
-    consistency = _consistency_functions()
-    per_env_metrics: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
-    per_env_consistency: dict[str, list[dict[str, Any]]] = {env: [] for env in envs}
-    # Paired (rule-scored turn, judged turn) lists per env.
-    per_env_judged: dict[str, tuple[list[Any], list[Any]]] = {env: ([], []) for env in envs}
-    for record in records:
-        env = record["env"]
-        if env not in per_env_metrics:
-            raise ValueError(f"record for env {env!r} is not among the run's envs {envs}")
-        per_env_metrics[env].append(episode_metrics(record))
-        if consistency is None or not record.get("turns"):  # an episode that never started has no thoughts
-            continue
-        score = consistency[0](record)
-        per_env_consistency[env].append(score)
-        judged = (judgements or {}).get(episode_key(record))
-        if judged is not None:
-            per_env_judged[env][0].extend(score["turns"])
-            per_env_judged[env][1].extend(judged["turns"])
-    summary: dict[str, Any] = {"per_env": {}, "overall": {}}
-    for env in envs:
-        summary["per_env"][env] = aggregate(per_env_metrics[env])
-        if consistency is not None:
-            summary["per_env"][env]["consistency"] = consistency[1](per_env_consistency[env])
-        if consistency is not None and judgements is not None:
-            summary["per_env"][env]["judge_agreement"] = judge_metrics(*per_env_judged[env])
-    everything = [m for env in envs for m in per_env_metrics[env]]
-    summary["overall"] = aggregate(everything)
-    rates = [summary["per_env"][e]["success_rate"] for e in envs if summary["per_env"][e]["episodes"]]
-    summary["overall"]["macro_success_rate"] = sum(rates) / len(rates) if rates else None
-    if consistency is not None:
-        summary["overall"]["consistency"] = consistency[1]([c for env in envs for c in per_env_consistency[env]])
-    if consistency is not None and judgements is not None:
-        summary["overall"]["judge_agreement"] = judge_metrics(
-            [t for env in envs for t in per_env_judged[env][0]], [t for env in envs for t in per_env_judged[env][1]])
-    return summary
 
 
 def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]],

@@ -1,4 +1,4 @@
-"""Run directories: ``config.json``, append-only ``episodes.jsonl``, ``summary.json``.
+"""Run directories: ``config.json``, append-only ``episodes.jsonl``, ``summary.json``, ``judge.jsonl``.
 
 The episode file is the source of truth, kept by :class:`ragen_eval.jsonl_store.JsonlStore`: each
 finished episode is one JSON line, written and flushed in a single call, so a killed process leaves
@@ -6,6 +6,10 @@ at most one torn last line; opening the run again cuts that line off and the epi
 played again. Every episode is keyed by ``(env, seed)`` (plus its ``sample`` in ragen-train's saved
 rollouts, which hold a whole group per level), which is how resume skips finished work and how merge
 checks that shards do not overlap.
+
+A judged run also holds the judge's verdicts (``judge.jsonl``, written by :mod:`ragen_eval.judging`).
+The functions here only read and merge them, so summaries, leaderboards and ``merge`` cannot start a
+judge. A verdict applies only to the episode record it was made for, which its ``episode_digest`` names.
 """
 
 from __future__ import annotations
@@ -13,18 +17,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from ragen_eval.config import EvalConfig
 from ragen_eval.embedded_model import checkpoint_digest
-from ragen_eval.jsonl_store import ExclusiveLock, JsonlStore, read_jsonl
+from ragen_eval.jsonl_store import ExclusiveLock, JsonlStore, read_jsonl, rewrite_jsonl
 
 CONFIG_FILE = "config.json"
 EPISODES_FILE = "episodes.jsonl"
 SUMMARY_FILE = "summary.json"
+JUDGE_FILE = "judge.jsonl"
 LOCK_FILE = ".lock"
 #: Key of the settings stamped on every episode, so the episodes alone say which configuration played them.
 RUN_IDENTITY_KEY = "run_identity"
@@ -280,3 +285,60 @@ def merge_runs(shard_dirs: list[str | os.PathLike[str]], out: str | os.PathLike[
         for item in merged_config.work_items():
             run.append(records[item])
     return out_path
+
+
+def episode_digest(record: Mapping[str, Any]) -> str:
+    """A short digest of an episode record; a judgement applies only to the record it was made for."""
+    text = json.dumps(record, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:16]
+
+
+def read_judgements(run_path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every complete line of a run's ``judge.jsonl`` (none when the run was never judged)."""
+    return read_jsonl(Path(run_path) / JUDGE_FILE)
+
+
+def current_judgements(records: Sequence[Mapping[str, Any]],
+                       entries: Sequence[Mapping[str, Any]]) -> dict[EpisodeKey, dict[str, Any]]:
+    """The judgement of each record, keyed by :func:`episode_key`: only lines whose digest matches the record."""
+    digests = {episode_key(dict(r)): episode_digest(r) for r in records}
+    out: dict[EpisodeKey, dict[str, Any]] = {}
+    for entry in entries:
+        key = episode_key(dict(entry))
+        if key not in out and digests.get(key) == entry.get("episode_digest"):
+            out[key] = dict(entry)
+    return out
+
+
+def load_judgements(run_path: str | os.PathLike[str],
+                    records: Sequence[Mapping[str, Any]]) -> dict[EpisodeKey, dict[str, Any]] | None:
+    """:func:`current_judgements` of a run directory, or None when it has no ``judge.jsonl``."""
+    if not (Path(run_path) / JUDGE_FILE).exists():
+        return None
+    return current_judgements(records, read_judgements(run_path))
+
+
+def check_judge(entries: Sequence[Mapping[str, Any]], identity: Mapping[str, Any], path: Path) -> None:
+    """Refuse to mix judges in one run: raise :class:`ConfigMismatchError` if an entry names another."""
+    for entry in entries:
+        if entry.get("judge") != identity:
+            raise ConfigMismatchError(
+                f"{path} holds verdicts of another judge ({entry.get('judge')}); this one is {dict(identity)}. "
+                "Move that file away to judge the run again with a different judge.")
+
+
+def merge_judgements(shard_dirs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> int:
+    """Copy the shards' current verdicts into the merged run ``out``; return how many episodes had one.
+
+    All shards that were judged must have been judged by the same judge.
+    """
+    _, records = load_run(out)
+    entries = [e for d in shard_dirs for e in read_judgements(d)]
+    if not entries:
+        return 0
+    judges = {json.dumps(e.get("judge"), sort_keys=True) for e in entries}
+    if len(judges) > 1:
+        raise ConfigMismatchError(f"the shards were judged by different judges: {sorted(judges)}")
+    current = current_judgements(records, entries)
+    rewrite_jsonl(Path(out) / JUDGE_FILE, current.values())
+    return len(current)

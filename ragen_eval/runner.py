@@ -26,10 +26,9 @@ from ragen_envs.text import TextEpisode
 from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, Completion
 from ragen_eval.config import BUILTIN_MODELS, EvalConfig
-from ragen_eval.judgements import JUDGE_FILE, check_judge, read_judgements
-from ragen_eval.judging import JudgeConfig, JudgeStats, judge_run_dir
+from ragen_eval.judging import JudgeConfig, JudgeStats, judge_pending
 from ragen_eval.local_server import local_server
-from ragen_eval.run_dir import RunDir, level_set_key, load_run
+from ragen_eval.run_dir import JUDGE_FILE, RunDir, check_judge, level_set_key, load_run, read_judgements
 from ragen_eval.stored_replies import cap_stored_texts
 from ragen_eval.summary import write_summary
 
@@ -192,6 +191,23 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
             stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
                                               progress=progress)
         return write_summary(run), stats
+
+
+async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None = None, retry_errors: bool = False,
+                        progress: bool = True) -> JudgeStats:
+    """Build the judge agent (unless ``agent`` is given) through the same factory as ``--model``,
+    judge what is pending in ``run``, release the agent."""
+    owned = agent is None
+    if agent is None:
+        api_key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
+        agent = make_agent(judge.resolved_backend(), judge.model, base_urls=judge.base_urls, api_key=api_key,
+                           concurrency=judge.concurrency, timeout=judge.timeout, max_retries=judge.max_retries,
+                           requests_per_second=judge.requests_per_second, model_args=judge.model_args)
+    try:
+        return await judge_pending(agent, run, judge, retry_errors=retry_errors, progress=progress)
+    finally:
+        if owned:
+            await agent.aclose()
 
 
 async def judge_async(run_path: str | os.PathLike[str], judge: JudgeConfig, *, agent: Agent | None = None,

@@ -34,7 +34,8 @@ from ragen_envs import split_seeds
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.config import EvalConfig
 from ragen_eval.jsonl_store import rewrite_jsonl
-from ragen_eval.metrics import headline_metrics, summarize
+from ragen_eval.metrics import headline_metrics
+from ragen_eval.summary import summarize
 from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE
 from ragen_eval.runner import evaluate as run_eval
 from ragen_train.advantages import (
@@ -388,7 +389,7 @@ def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device
 
 def rollout_metrics(batch: RolloutBatch) -> dict[str, Any]:
     """``rollout/...`` of all rollouts (before filtering): the harness's episode metrics aggregated as
-    ``ragen-eval`` summarises a run (:func:`ragen_eval.metrics.summarize`, the
+    ``ragen-eval`` summarises a run (:func:`ragen_eval.summary.summarize`, the
     :data:`~ragen_eval.metrics.HEADLINE_KEYS` and thought-state consistency), plus what only RL has:
     the reward spread over the batch and within groups (the input of the filter and the collapse
     monitor) and the share of sequences that overflowed ``max_seq_len``."""

@@ -17,10 +17,10 @@ import pytest
 
 PACKAGE = "ragen_eval"
 ROOT = Path(__file__).resolve().parents[1]
-#: Today's depth: the longest chains are cli -> leaderboard|runner -> summary -> metrics -> consistency.scoring
-#: -> consistency.grid_claims -> consistency.lexicon and cli -> leaderboard|runner -> summary -> judgements
-#: -> run_dir -> config -> agents.base. Lower it as chains are cut.
-MAX_LAYERS = 7
+#: Today's depth: the longest chains are cli -> leaderboard|runner -> summary -> consistency.scoring
+#: -> consistency.grid_claims -> consistency.lexicon and cli -> leaderboard|runner -> summary -> run_dir
+#: -> config -> agents.base. Lower it as chains are cut.
+MAX_LAYERS = 6
 #: What issue 12 asks for.
 TARGET_LAYERS = 5
 #: Modules that play or judge episodes; a report (summary, leaderboard) must reach none of them.
@@ -99,16 +99,17 @@ def test_ragen_eval_is_no_deeper_than_today():
     assert len(longest) <= MAX_LAYERS, f"{len(longest)} layers: " + " -> ".join(longest)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 12's five layers: metrics must score consistency (ragen_train's "
-                   "rollout metrics), which sits 3 layers up (scoring -> grid_claims -> lexicon), so cli -> "
-                   "leaderboard -> summary -> metrics is 7 deep until summaries and metrics are regrouped")
+@pytest.mark.xfail(strict=True, reason="issue 12's five layers: a summary scores thought-state consistency from "
+                   "the episodes, and the rules sit 3 layers up (scoring -> grid_claims -> lexicon), so summary is "
+                   "layer 4 and the runner and leaderboard that write summaries layer 5, under cli; five needs the "
+                   "consistency rules in two layers or summaries that do not score consistency")
 def test_ragen_eval_is_at_most_five_layers_deep():
     longest = max((_chain(m) for m in MODULES), key=len)
     assert len(longest) <= TARGET_LAYERS, f"{len(longest)} layers: " + " -> ".join(longest)
 
 
-@pytest.mark.parametrize("report", ["ragen_eval.summary", "ragen_eval.leaderboard", "ragen_eval.judgements"])
+@pytest.mark.parametrize("report", ["ragen_eval.summary", "ragen_eval.leaderboard", "ragen_eval.run_dir"])
 def test_reports_only_read_run_directories(report):
     reached = _reach(report)
-    assert "ragen_eval.run_dir" in reached  # it does read runs
+    assert report == "ragen_eval.run_dir" or "ragen_eval.run_dir" in reached  # it does read runs
     assert not reached & set(PLAYERS), f"{report} can start an evaluation or a judge through {reached & set(PLAYERS)}"

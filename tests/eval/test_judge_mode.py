@@ -23,7 +23,7 @@ from ragen_eval.agents.base import Agent, Completion, SamplingParams
 from ragen_eval.cli import main
 from ragen_eval.config import EvalConfig
 from ragen_eval.consistency.judge import judge_metrics
-from ragen_eval.judgements import JUDGE_FILE, current_judgements, episode_digest
+from ragen_eval.run_dir import JUDGE_FILE, current_judgements, episode_digest
 from ragen_eval.judging import JudgeConfig
 from ragen_eval.jsonl_store import read_jsonl
 from ragen_eval.runner import evaluate, judge

@@ -13,8 +13,8 @@ from ragen_eval.metrics import (
     failure_category,
     optimal_steps,
     paired_comparison,
-    summarize,
 )
+from ragen_eval.summary import summarize
 
 
 def _turn(actions=("Up",), executed=None, format_ok=True, think="a b c", infos=None, finish_reason="stop",
@@ -103,7 +103,7 @@ def test_failure_categories():
 
 def test_summarize_per_env_and_overall(monkeypatch):
     # These hand-built turns carry no game state, so leave thought-state consistency out here.
-    monkeypatch.setattr("ragen_eval.metrics._consistency_functions", lambda: None)
+    monkeypatch.setattr("ragen_eval.summary._consistency_functions", lambda: None)
     records = [_record(seed=i, success=i < 3, reward=float(i)) for i in range(4)]
     records += [_record(env="bandit", seed=i, success=i == 0, reward=0.5,
                         turns=[_turn(("Dragon",), think="pick dragon")]) for i in range(2)]
@@ -165,7 +165,7 @@ def test_metrics_on_real_oracle_episodes():
 def test_results_table_shows_provider_reasoning_only_when_reported(monkeypatch):
     from ragen_eval.results_table import results_table
 
-    monkeypatch.setattr("ragen_eval.metrics._consistency_functions", lambda: None)
+    monkeypatch.setattr("ragen_eval.summary._consistency_functions", lambda: None)
     head = {"model": "m", "backend": "openai", "split": "test", "episodes_done": 1, "episodes_expected": 1}
     plain = results_table({**head, **summarize([_record()])})
     usage = _turn(completion={"reasoning_tokens": 90})

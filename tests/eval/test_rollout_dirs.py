@@ -18,7 +18,7 @@ from ragen_envs.text import TextEpisode, format_reply, random_actions
 from ragen_eval.agents.base import Completion, SamplingParams
 from ragen_eval.cli import main
 from ragen_eval.consistency import score_turn
-from ragen_eval.judgements import JUDGE_FILE
+from ragen_eval.run_dir import JUDGE_FILE
 from ragen_eval.jsonl_store import read_jsonl
 from ragen_eval.serve import ServeConfig, serve_in_thread
 

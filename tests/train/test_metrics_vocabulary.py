@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragen_eval import metrics as harness_metrics
+from ragen_eval import summary as harness_summary
 from ragen_eval.metrics import CONSISTENCY_KEYS, HEADLINE_KEYS
 from ragen_train.run_log import PLOT_PANELS, MetricsLog, plot_metrics, read_metrics
 
@@ -54,7 +54,7 @@ def test_rollout_metrics_are_the_harness_aggregation(monkeypatch):
     from ragen_train.rollout import RolloutBatch, Trajectory
     from ragen_train.trainer import rollout_metrics
 
-    monkeypatch.setattr(harness_metrics, "_consistency_functions", lambda: None)  # hand-built turns have no states
+    monkeypatch.setattr(harness_summary, "_consistency_functions", lambda: None)  # hand-built turns have no states
 
     def episode(group, seed, success, reward, turns, overflowed=False):
         record = {"env": "bandit", "seed": seed, "success": success, "total_reward": reward, "turns": turns,
