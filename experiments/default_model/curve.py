@@ -1,7 +1,8 @@
 """Success against training data: evaluate the snapshots an SFT run kept, write a CSV and a plot.
 
 ``train.sh`` keeps the weights after every chunk under ``OUT/snapshots/step_N``; the demonstrations
-each had seen by then are counted from ``OUT/demo_records.jsonl``. The final model's point can be
+each had seen by then are counted from ``OUT/demo_records.jsonl``, plus those of the finished stages
+the run started from (``OUT-stage1``). The final model's point can be
 taken from ``evaluate.py``'s results instead of evaluating it again.
 
     python experiments/default_model/curve.py --run runs/default_model/sft --episodes 64 \\
@@ -19,19 +20,31 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from evaluate import GAMES, evaluate  # noqa: E402
+from evaluate import GAMES, TRAINED_AS, evaluate  # noqa: E402
+
+
+def earlier_stages(run: Path) -> Counter[str]:
+    """Demonstrations of each game in the finished SFT stages ``run`` started from (its ``--model`` chain)."""
+    counts: Counter[str] = Counter()
+    model = Path(json.loads((run / "sft_config.json").read_text())["model"])
+    while (model / "sft_config.json").is_file():
+        config = json.loads((model / "sft_config.json").read_text())
+        for demos in config["demos"]:
+            counts[demos["env"]] += demos["num_episodes"] * config["epochs"]
+        model = Path(config["model"])
+    return counts
 
 
 def episodes_seen(run: Path, step: int) -> dict[str, int]:
-    """Demonstrations of each game trained on before ``step``."""
+    """Demonstrations of each game trained on before ``step``, earlier stages included."""
     config = json.loads((run / "sft_config.json").read_text())
     names = [d["env"] for d in config["demos"]]
-    counts: Counter[str] = Counter()
+    counts: Counter[str] = earlier_stages(run)
     for line in (run / "demo_records.jsonl").read_text().splitlines():
         record = json.loads(line)
         if record["step"] < step and not record.get("dropped"):
             counts[names[record["set"]]] += 1
-    return {game: counts[game] for game in GAMES}
+    return {game: counts[TRAINED_AS.get(game, game)] for game in GAMES}
 
 
 def main(argv: list[str] | None = None) -> int:

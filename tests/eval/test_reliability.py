@@ -112,7 +112,9 @@ def test_a_request_that_keeps_failing_ends_its_episode_not_the_run(tmp_path):
 def test_killed_run_resumes_without_losing_or_duplicating_episodes(tmp_path, sig):
     episodes = 12
     client = ["--concurrency", "4", "--timeout", "10"]
-    with served("--agent", "random", "--latency", "0.05") as url:
+    # 0.15 s a reply: at 0.05 a CI run on a loaded 2-core machine played all 36 episodes before the
+    # signal landed, so the test could not see a kill mid-run
+    with served("--agent", "random", "--latency", "0.15") as url:
         reference = evaluate("random", url, tmp_path, "uninterrupted", episodes, *client)
         run = tmp_path / "killed"
         proc = subprocess.Popen(evaluate_command("random", url, tmp_path, "killed", episodes, *client),
