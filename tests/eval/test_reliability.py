@@ -112,13 +112,15 @@ def test_a_request_that_keeps_failing_ends_its_episode_not_the_run(tmp_path):
 def test_killed_run_resumes_without_losing_or_duplicating_episodes(tmp_path, sig):
     episodes = 12
     client = ["--concurrency", "4", "--timeout", "10"]
-    # 0.15 s a reply: at 0.05 a CI run on a loaded 2-core machine played all 36 episodes before the
-    # signal landed, so the test could not see a kill mid-run
-    with served("--agent", "random", "--latency", "0.15") as url:
+    with served("--agent", "random", "--latency", "0.05") as url:
         reference = evaluate("random", url, tmp_path, "uninterrupted", episodes, *client)
         run = tmp_path / "killed"
+        # the child starts with SIGINT's default action even where this process inherited it ignored
+        # (a background job of a non-interactive shell, as CI may run us): else Python never raises
+        # KeyboardInterrupt and the run plays on to the end
         proc = subprocess.Popen(evaluate_command("random", url, tmp_path, "killed", episodes, *client),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             log = run / "episodes.jsonl"
