@@ -2,10 +2,11 @@
 # Trains the multi-game default model with `ragen-train sft` in two stages, each in resumable chunks
 # of CHUNK steps; stage 2 keeps a copy of the weights after each chunk (the points of the
 # success-vs-data curve). Rerun the same line to resume. The model is OUT.
-# Usage: experiments/default_model/train.sh [OUT]
+# Usage: [LAYERS=n] experiments/default_model/train.sh [OUT]   (LAYERS: the tiny model's depth, default 2)
 set -euo pipefail
 OUT=${1:-runs/default_model/sft}
 CHUNK=${CHUNK:-500}
+LAYERS=${LAYERS:-2}
 # One intra-op thread: on a small shared CPU, torch's thread pool spinning against other
 # processes made a step 4x slower than a single thread (measured 8.4 s vs 2.2 s).
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
@@ -24,7 +25,7 @@ chunked() {  # chunked DIR ARGS...: run `ragen-train sft ARGS` CHUNK steps at a 
 # run; docs/baselines.md); with the grid alone each turn, 32,000 got it past (the RL-gain study's
 # SFT stage, the same command).
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
-chunked "$OUT-stage1" --model tiny --env simple_sokoban --episodes 32000 --mode oracle --thought none --epochs 1 \
+chunked "$OUT-stage1" --model tiny --tiny-num-layers "$LAYERS" --env simple_sokoban --episodes 32000 --mode oracle --thought none --epochs 1 \
   --batch-size 16 --lr 2e-3 --warmup-steps 20 --seed 0 --demo-seed 0 --checkpoint-every 100 --log-every 50 \
   --protocol "$SHORT"
 # Stage 2: all three games with the default protocol, fresh levels (another demo seed), from stage 1.
