@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -14,5 +15,7 @@ def load_script(path: str | Path) -> ModuleType:
     path = REPO / path
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
+    # registered first, as an import would: dataclasses look their module up while the class is built
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module

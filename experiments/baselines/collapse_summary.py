@@ -54,7 +54,7 @@ def summarize(run_dir: Path, peak: float, floor: float) -> dict:
 EXPORT_COLUMNS = ("step", "rollout/success_rate", "rollout/mean_reward", "rollout/format_error_rate",
                   "rollout/in_group_std", "rollout/kept_fraction",
                   "losses/entropy", "losses/clip_fraction", "losses/approx_kl", "losses/grad_norm_actor",
-                  "losses/optimizer_steps", "alerts", "eval/success_rate")
+                  "losses/optimizer_steps", "alerts", "eval/success_rate", "time/rollout_s", "time/update_s")
 
 
 def export(run_dir: Path, out_dir: Path) -> Path:

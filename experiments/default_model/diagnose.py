@@ -1,0 +1,161 @@
+"""Where does a model's play go wrong? Move-by-move optimality of a ``ragen-eval`` run, against chance.
+
+For every Sokoban turn of the run, each executed move is *optimal* when it shortens the fewest-moves
+solution from the state it was played in by one (the solver's distance, recomputed after each move);
+a move after a non-optimal one is scored from where that one left the player. For every FrozenLake
+(slippery) turn, the first executed move is optimal when no other move has a higher chance of
+reaching the goal within the actions left (finite-horizon value iteration). Beside each rate stands
+what a uniformly random move would score on the same states, so "reads the grid" has a baseline.
+
+    python experiments/default_model/diagnose.py runs/default_model/eval/model --out diagnosis.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ragen_envs.frozen_lake import FrozenLakeLevel, value_iteration
+from ragen_envs.sokoban import SokobanLevel, solve
+
+Cell = tuple[int, int]
+SOKOBAN_MOVES = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
+#: FrozenLake's action order (Gymnasium's): a slip turns the move one step either way in this order.
+LAKE_MOVES = (("Left", (0, -1)), ("Down", (1, 0)), ("Right", (0, 1)), ("Up", (-1, 0)))
+
+
+class SokobanDistance:
+    """Fewest moves to solve a Sokoban state (None: unsolvable), cached over one run."""
+
+    def __init__(self, height: int, width: int, walls: frozenset[Cell], targets: tuple[Cell, ...]) -> None:
+        self.height, self.width, self.walls, self.targets = height, width, walls, targets
+        self.cache: dict[tuple[tuple[Cell, ...], Cell], int | None] = {}
+
+    def __call__(self, boxes: tuple[Cell, ...], player: Cell) -> int | None:
+        key = (boxes, player)
+        if key not in self.cache:
+            if set(boxes) == set(self.targets):
+                self.cache[key] = 0
+            else:
+                level = SokobanLevel(self.height, self.width, self.walls, self.targets, boxes, player)
+                self.cache[key] = solve(level).moves
+        return self.cache[key]
+
+    def step(self, boxes: tuple[Cell, ...], player: Cell, move: str) -> tuple[tuple[Cell, ...], Cell]:
+        """Sokoban's rule: walk, or push one box into a free cell; a blocked move changes nothing."""
+        d_row, d_col = SOKOBAN_MOVES[move]
+        ahead = (player[0] + d_row, player[1] + d_col)
+        if ahead in self.walls:
+            return boxes, player
+        if ahead in boxes:
+            beyond = (ahead[0] + d_row, ahead[1] + d_col)
+            if beyond in self.walls or beyond in boxes:
+                return boxes, player
+            boxes = tuple(sorted([b for b in boxes if b != ahead] + [beyond]))
+        return boxes, ahead
+
+
+def _cells(values: Iterable[Iterable[int]]) -> tuple[Cell, ...]:
+    return tuple(sorted((int(r), int(c)) for r, c in values))
+
+
+def sokoban_turn(state: Mapping[str, Any], moves: list[str], counts: dict[int, list[float]]) -> None:
+    """Add one turn's moves to ``counts[k] = [turns, optimal, random's expected optimal]`` (k: 1-based)."""
+    game = SokobanDistance(state["height"], state["width"], frozenset(_cells(state["walls"])),
+                           _cells(state["targets"]))
+    boxes, player = _cells(state["boxes"]), tuple(state["player"])
+    distance = game(boxes, player)
+    for k, move in enumerate(moves, start=1):
+        if not distance:  # solved, or no solution left: nothing is optimal any more
+            break
+        options = {name: game.step(boxes, player, name) for name in SOKOBAN_MOVES}
+        shorter = {name: game(*after) == distance - 1 for name, after in options.items()}
+        boxes, player = options[move]
+        counts[k][0] += 1
+        counts[k][1] += shorter[move]
+        counts[k][2] += sum(shorter.values()) / len(shorter)
+        distance = game(boxes, player)
+
+
+def lake_action_values(rows: tuple[str, ...], player: Cell, steps: int, success_rate: float) -> np.ndarray:
+    """Each move's best chance of reaching the goal within ``steps`` actions from ``player`` (slippery)."""
+    level = FrozenLakeLevel(rows)
+    after = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=max(steps - 1, 0))
+    values = after.success_prob[-1]
+    fail = (1.0 - success_rate) / 2.0
+    out = np.zeros(len(LAKE_MOVES))
+    for a in range(len(LAKE_MOVES)):
+        for turn, p in ((-1, fail), (0, success_rate), (1, fail)):
+            d_row, d_col = LAKE_MOVES[(a + turn) % len(LAKE_MOVES)][1]
+            cell = (min(max(player[0] + d_row, 0), level.height - 1), min(max(player[1] + d_col, 0), level.width - 1))
+            out[a] += p * values[cell]
+    return out
+
+
+def diagnose(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Move-by-move optimality of a run's Sokoban and slippery FrozenLake episodes (see the module doc)."""
+    sokoban: dict[int, list[float]] = defaultdict(lambda: [0, 0, 0.0])
+    lake = {"turns": 0, "optimal": 0, "random_optimal": 0.0, "chance": 0.0, "best_chance": 0.0, "random_chance": 0.0}
+    names = [name for name, _ in LAKE_MOVES]
+    for record in records:
+        actions_left = record["protocol"]["max_actions_per_episode"]
+        for turn in record["turns"]:
+            state, moves = turn.get("state_before") or {}, turn.get("actions_executed") or []
+            if moves and state.get("game") == "sokoban":
+                sokoban_turn(state, moves, sokoban)
+            elif moves and state.get("game") == "frozenlake" and state.get("is_slippery"):
+                q = lake_action_values(tuple(state["rows"]), tuple(state["player"]), actions_left,
+                                       record["env_config"]["success_rate"])
+                best = q >= q.max() - 1e-12
+                chosen = names.index(moves[0])
+                lake["turns"] += 1
+                lake["optimal"] += bool(best[chosen])
+                lake["random_optimal"] += float(best.mean())
+                lake["chance"] += float(q[chosen])
+                lake["best_chance"] += float(q.max())
+                lake["random_chance"] += float(q.mean())
+            actions_left -= len(moves)
+    out: dict[str, Any] = {}
+    if sokoban:
+        out["sokoban"] = [{"move_in_turn": k, "moves": int(n), "optimal": ok / n, "random_optimal": rnd / n}
+                          for k, (n, ok, rnd) in sorted(sokoban.items())]
+    if lake["turns"]:
+        n = lake["turns"]
+        out["frozenlake"] = {"turns": n, "first_move_optimal": lake["optimal"] / n,
+                             "random_first_move_optimal": lake["random_optimal"] / n,
+                             "mean_goal_chance_of_first_move": lake["chance"] / n,
+                             "best_goal_chance": lake["best_chance"] / n,
+                             "random_goal_chance": lake["random_chance"] / n}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Diagnose the run directory given and print (and optionally write) the figures as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run", type=Path, help="a ragen-eval run directory (with episodes.jsonl)")
+    parser.add_argument("--out", type=Path, default=None, help="also write the JSON here")
+    args = parser.parse_args(argv)
+    episodes = args.run / "episodes.jsonl"
+    if not episodes.is_file():
+        parser.error(f"{args.run} is not a ragen-eval run directory: no episodes.jsonl")
+    records = [json.loads(line) for line in episodes.read_text().splitlines() if line.strip()]
+    result = diagnose(r for r in records if not r.get("error"))
+    if not result:
+        parser.error(f"{episodes} holds no Sokoban or slippery FrozenLake turns to diagnose")
+    text = json.dumps(result, indent=2) + "\n"
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""experiments/default_model/diagnose.py on real ragen-eval runs: the oracle is optimal move by move, a
+random player scores what chance predicts, and the lake's move values agree with value iteration."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from ragen_envs.frozen_lake import FrozenLakeConfig, generate, value_iteration
+from ragen_eval.cli import main as ragen_eval
+from tests.script_modules import load_script
+
+
+@pytest.fixture(scope="module")
+def diagnose():
+    return load_script("experiments/default_model/diagnose.py")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    for model in ("oracle", "random"):
+        assert ragen_eval(["--model", model, "--env", "simple_sokoban,frozenlake", "--episodes", "40",
+                           "--out", str(out), "--run-name", model, "--no-progress"]) == 0
+    return out
+
+
+def test_the_oracle_plays_only_optimal_moves(diagnose, runs, capsys):
+    assert diagnose.main([str(runs / "oracle"), "--out", str(runs / "oracle.json")]) == 0
+    result = json.loads((runs / "oracle.json").read_text())
+    assert json.loads(capsys.readouterr().out) == result
+    assert result["sokoban"] and all(row["optimal"] == 1.0 for row in result["sokoban"])
+    assert all(0.0 < row["random_optimal"] < 1.0 for row in result["sokoban"])
+    lake = result["frozenlake"]
+    assert lake["first_move_optimal"] == 1.0
+    assert lake["mean_goal_chance_of_first_move"] == pytest.approx(lake["best_goal_chance"])
+    assert lake["random_goal_chance"] < lake["best_goal_chance"]
+
+
+def test_a_random_player_scores_about_what_chance_predicts(diagnose, runs, capsys):
+    assert diagnose.main([str(runs / "random")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    moves = sum(row["moves"] for row in result["sokoban"])
+    optimal = sum(row["moves"] * row["optimal"] for row in result["sokoban"])
+    expected = sum(row["moves"] * row["random_optimal"] for row in result["sokoban"])
+    # a binomial count: within 4 standard deviations of its expectation
+    assert abs(optimal - expected) < 4 * np.sqrt(expected * (1 - expected / moves))
+    assert result["sokoban"][0]["optimal"] < 0.6
+
+
+def test_the_best_move_value_is_value_iterations_success_chance(diagnose):
+    for seed in range(20):
+        level = generate(FrozenLakeConfig(), seed)
+        steps = 1 + seed % 10
+        table = value_iteration(level, is_slippery=True, success_rate=1 / 3, horizon=steps)
+        for row in range(level.height):
+            for col in range(level.width):
+                if level.rows[row][col] in "FS":
+                    q = diagnose.lake_action_values(level.rows, (row, col), steps, 1 / 3)
+                    assert q.max() == pytest.approx(table.success_prob[steps, row, col])
+
+
+def test_a_directory_without_episodes_is_refused(diagnose, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        diagnose.main([str(tmp_path)])
+    assert exit_info.value.code != 0 and "no episodes.jsonl" in capsys.readouterr().err
