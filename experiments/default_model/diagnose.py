@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from ragen_envs.frozen_lake import FrozenLakeLevel, value_iteration
+from ragen_envs.frozen_lake import FrozenLakeEnv, FrozenLakeLevel, value_iteration
+from ragen_envs.frozen_lake.planning import neighbour_table
 from ragen_envs.sokoban import SokobanLevel, solve
 
 Cell = tuple[int, int]
 SOKOBAN_MOVES = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
-#: FrozenLake's action order (Gymnasium's): a slip turns the move one step either way in this order.
-LAKE_MOVES = (("Left", (0, -1)), ("Down", (1, 0)), ("Right", (0, 1)), ("Up", (-1, 0)))
+#: FrozenLake's actions in Gymnasium's order: a slip turns the move one step either way in this order.
+LAKE_ACTIONS = FrozenLakeEnv.action_names
 
 
 class SokobanDistance:
@@ -88,14 +89,13 @@ def lake_action_values(rows: tuple[str, ...], player: Cell, steps: int, success_
     """Each move's best chance of reaching the goal within ``steps`` actions from ``player`` (slippery)."""
     level = FrozenLakeLevel(rows)
     after = value_iteration(level, is_slippery=True, success_rate=success_rate, horizon=max(steps - 1, 0))
-    values = after.success_prob[-1]
+    values = after.success_prob[-1].reshape(-1)
+    reach = neighbour_table(level.height, level.width)[player[0] * level.width + player[1]]
     fail = (1.0 - success_rate) / 2.0
-    out = np.zeros(len(LAKE_MOVES))
-    for a in range(len(LAKE_MOVES)):
+    out = np.zeros(len(LAKE_ACTIONS))
+    for a in range(len(LAKE_ACTIONS)):
         for turn, p in ((-1, fail), (0, success_rate), (1, fail)):
-            d_row, d_col = LAKE_MOVES[(a + turn) % len(LAKE_MOVES)][1]
-            cell = (min(max(player[0] + d_row, 0), level.height - 1), min(max(player[1] + d_col, 0), level.width - 1))
-            out[a] += p * values[cell]
+            out[a] += p * values[reach[(a + turn) % len(LAKE_ACTIONS)]]
     return out
 
 
@@ -103,7 +103,6 @@ def diagnose(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Move-by-move optimality of a run's Sokoban and slippery FrozenLake episodes (see the module doc)."""
     sokoban: dict[int, list[float]] = defaultdict(lambda: [0, 0, 0.0])
     lake = {"turns": 0, "optimal": 0, "random_optimal": 0.0, "chance": 0.0, "best_chance": 0.0, "random_chance": 0.0}
-    names = [name for name, _ in LAKE_MOVES]
     for record in records:
         actions_left = record["protocol"]["max_actions_per_episode"]
         for turn in record["turns"]:
@@ -114,7 +113,7 @@ def diagnose(records: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                 q = lake_action_values(tuple(state["rows"]), tuple(state["player"]), actions_left,
                                        record["env_config"]["success_rate"])
                 best = q >= q.max() - 1e-12
-                chosen = names.index(moves[0])
+                chosen = LAKE_ACTIONS.index(moves[0])
                 lake["turns"] += 1
                 lake["optimal"] += bool(best[chosen])
                 lake["random_optimal"] += float(best.mean())
