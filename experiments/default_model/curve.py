@@ -1,13 +1,14 @@
 """Success against training data: evaluate the snapshots an SFT run kept, write a CSV and a plot.
 
-``train.sh`` keeps the weights after every chunk under ``OUT/snapshots/step_N``; the demonstrations
-each had seen by then are counted from ``OUT/demo_records.jsonl``, plus those of the finished stages
-the run started from (``OUT-stage1``). The final model's point can be
-taken from ``evaluate.py``'s results instead of evaluating it again.
+``train.sh`` keeps the weights after every chunk under ``STAGE_DIR/snapshots/step_N``; the
+demonstrations each had seen by then are counted from ``STAGE_DIR/demo_records.jsonl``, plus those
+of the finished stages the stage started from (its ``--model`` chain). Pass the stage directories
+to plot with ``--run``, first to last; the last one's final point can be taken from
+``evaluate.py``'s results instead of evaluating it again (it then needs no snapshots).
 
-    python experiments/default_model/curve.py --run runs/default_model/sft --episodes 64 \\
-        --final-results experiments/default_model/results.json --csv experiments/default_model/curve.csv \\
-        --plot experiments/default_model/curve.png
+    python experiments/default_model/curve.py --run runs/default_model/sft-stage2 --run runs/default_model/sft \\
+        --episodes 64 --final-results experiments/default_model/results.json \\
+        --csv experiments/default_model/curve.csv --plot experiments/default_model/curve.png
 """
 
 from __future__ import annotations
@@ -47,32 +48,48 @@ def episodes_seen(run: Path, step: int) -> dict[str, int]:
     return {game: counts[TRAINED_AS.get(game, game)] for game in GAMES}
 
 
+def stage_number(run: Path) -> int:
+    """1 for a stage trained from ``tiny``, 2 for one trained from a stage-1 output, and so on."""
+    stage, model = 1, Path(json.loads((run / "sft_config.json").read_text())["model"])
+    while (model / "sft_config.json").is_file():
+        stage, model = stage + 1, Path(json.loads((model / "sft_config.json").read_text())["model"])
+    return stage
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Evaluate every snapshot of ``--run`` and write ``--csv`` and ``--plot``."""
+    """Evaluate every snapshot of each ``--run`` and write ``--csv`` and ``--plot``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--run", required=True, help="output directory of the SFT run (train.sh's OUT)")
+    parser.add_argument("--run", required=True, action="append",
+                        help="output directory of one SFT stage (repeat, first to last)")
     parser.add_argument("--episodes", type=int, default=64, help="test levels per game for each snapshot")
-    parser.add_argument("--final-results", help="evaluate.py results of the finished model, used for its point")
+    parser.add_argument("--final-results", help="evaluate.py results of the last --run's finished model, used for its point")
     parser.add_argument("--out", default="runs/default_model/curve", help="directory for the ragen-eval runs")
     parser.add_argument("--csv", required=True)
     parser.add_argument("--plot", required=True)
     args = parser.parse_args(argv)
-    run = Path(args.run)
-    snapshots = sorted((run / "snapshots").glob("step_*"), key=lambda p: int(p.name.split("_")[1]))
-    if not snapshots:
-        parser.error(f"{run}/snapshots holds no step_N snapshots; train with experiments/default_model/train.sh")
-    final_step = json.loads((run / "resume" / "progress.json").read_text())["step"]
+    points = []  # (run, step, snapshot directory or None for the --final-results point)
+    for index, name in enumerate(args.run):
+        run = Path(name)
+        if not (run / "sft_config.json").is_file():
+            parser.error(f"--run {name}: no sft_config.json, not an SFT output directory")
+        snapshots = {int(p.name.split("_")[1]): p for p in (run / "snapshots").glob("step_*")}
+        if args.final_results and index == len(args.run) - 1:
+            snapshots[json.loads((run / "resume" / "progress.json").read_text())["step"]] = None
+        if not snapshots:
+            parser.error(f"{run}/snapshots holds no step_N snapshots; train with experiments/default_model/train.sh")
+        points += [(run, step, snapshots[step]) for step in sorted(snapshots)]
     rows = []
-    for snapshot in snapshots:
-        step = int(snapshot.name.split("_")[1])
-        if args.final_results and step == final_step:
+    for run, step, snapshot in points:
+        if snapshot is None:
             per_env = json.loads(Path(args.final_results).read_text())["players"]["model"]
         else:
-            per_env, _ = evaluate("model", str(snapshot), args.episodes, Path(args.out) / snapshot.name)
+            out = Path(args.out) / f"stage{stage_number(run)}" / snapshot.name
+            per_env, _ = evaluate("model", str(snapshot), args.episodes, out)
         seen = episodes_seen(run, step)
         for game in GAMES:
             result = per_env[game]
-            rows.append({"step": step, "game": game, "demos_seen": seen[game], "demos_seen_total": sum(seen.values()),
+            rows.append({"stage": stage_number(run), "step": step, "game": game, "demos_seen": seen[game],
+                         "demos_seen_total": sum(seen.values()),
                          "episodes": result["episodes"], "success": round(result["success_rate"], 4),
                          "ci_low": round(result["success_ci95"][0], 4), "ci_high": round(result["success_ci95"][1], 4),
                          "format_error_rate": round(result["format_error_rate"], 4)})

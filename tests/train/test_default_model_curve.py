@@ -1,0 +1,77 @@
+"""experiments/default_model/curve.py on a real two-stage SFT chain: stage numbers, demonstrations counted
+over earlier stages, snapshots evaluated by ragen-eval, the final point taken from evaluate.py's results."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ragen_train.demos import DemoConfig  # noqa: E402
+from ragen_train.sft import SFTConfig, run_sft  # noqa: E402
+from tests.script_modules import load_script  # noqa: E402
+
+pytestmark = pytest.mark.train
+
+
+@pytest.fixture(scope="module")
+def curve():
+    return load_script("experiments/default_model/curve.py")
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory) -> tuple[Path, Path]:
+    """Stage 1 (tiny, Bandit) with one snapshot as train.sh keeps it, stage 2 (from stage 1, two games)."""
+    root = tmp_path_factory.mktemp("chain")
+    first = run_sft(SFTConfig(model="tiny", out=str(root / "stage1"), epochs=1, batch_size=8, lr=3e-3,
+                              warmup_steps=1, checkpoint_every=1,
+                              demos=DemoConfig(env="bandit", mode="oracle", num_episodes=16, seed=0)))
+    step = json.loads((first / "resume" / "progress.json").read_text())["step"]
+    shutil.copytree(first / "resume", first / "snapshots" / f"step_{step}")
+    second = run_sft(SFTConfig(model=str(first), out=str(root / "stage2"), epochs=1, batch_size=8, lr=3e-3,
+                               warmup_steps=1, checkpoint_every=1,
+                               demos=[DemoConfig(env="bandit", mode="oracle", num_episodes=8, seed=1),
+                                      DemoConfig(env="frozenlake", mode="oracle", num_episodes=8, seed=1)]))
+    return first, second
+
+
+def test_stages_are_numbered_along_the_model_chain(curve, chain) -> None:
+    first, second = chain
+    assert (curve.stage_number(first), curve.stage_number(second)) == (1, 2)
+    assert curve.earlier_stages(second) == {"bandit": 16}
+
+
+def test_the_curve_counts_every_stage_and_evaluates_snapshots(curve, chain, tmp_path) -> None:
+    first, second = chain
+    final = {game: {"episodes": 5, "success_rate": 0.4, "success_ci95": [0.1, 0.8], "format_error_rate": 0.0}
+             for game in curve.GAMES}
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"players": {"model": final}}))
+    table = tmp_path / "curve.csv"
+    assert curve.main(["--run", str(first), "--run", str(second), "--episodes", "2", "--final-results", str(results),
+                       "--out", str(tmp_path / "evals"), "--csv", str(table), "--plot", str(tmp_path / "c.png")]) == 0
+    rows = list(csv.DictReader(open(table)))
+    assert [(r["stage"], r["game"]) for r in rows] == [(s, g) for s in ("1", "2") for g in curve.GAMES]
+    by_stage = {(r["stage"], r["game"]): r for r in rows}
+    # stage 1's snapshot was really played: two levels per game through ragen-eval
+    assert all(by_stage["1", g]["episodes"] == "2" for g in curve.GAMES)
+    assert (tmp_path / "evals" / "stage1").is_dir()
+    # stage 2's point is the results file's, with stage 1's demonstrations added to its own
+    assert {g: by_stage["2", g]["demos_seen"] for g in curve.GAMES} == {"sokoban": "0", "frozenlake": "8",
+                                                                        "bandit": "24"}
+    assert {by_stage["2", g]["success"] for g in curve.GAMES} == {"0.4"}
+    assert (tmp_path / "c.png").stat().st_size > 0
+
+
+def test_a_directory_that_is_not_an_sft_stage_is_refused(curve, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        curve.main(["--run", str(tmp_path), "--csv", str(tmp_path / "c.csv"), "--plot", str(tmp_path / "c.png")])
+    assert stop.value.code == 2
+    assert "not an SFT output directory" in capsys.readouterr().err
+    assert not (tmp_path / "c.csv").exists()
