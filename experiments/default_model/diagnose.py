@@ -13,6 +13,7 @@ what a uniformly random move would score on the same states, so "reads the grid"
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from collections import defaultdict
@@ -24,65 +25,48 @@ import numpy as np
 
 from ragen_envs.frozen_lake import FrozenLakeEnv, FrozenLakeLevel, value_iteration
 from ragen_envs.frozen_lake.planning import neighbour_table
-from ragen_envs.sokoban import SokobanLevel, solve
+from ragen_envs.sokoban import SokobanEnv, solve
 
 Cell = tuple[int, int]
-SOKOBAN_MOVES = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
 #: FrozenLake's actions in Gymnasium's order: a slip turns the move one step either way in this order.
 LAKE_ACTIONS = FrozenLakeEnv.action_names
 
 
 class SokobanDistance:
-    """Fewest moves to solve a Sokoban state (None: unsolvable), cached over one run."""
+    """Fewest moves to solve a Sokoban position (None: unsolvable), cached over one turn."""
 
-    def __init__(self, height: int, width: int, walls: frozenset[Cell], targets: tuple[Cell, ...]) -> None:
-        self.height, self.width, self.walls, self.targets = height, width, walls, targets
+    def __init__(self) -> None:
         self.cache: dict[tuple[tuple[Cell, ...], Cell], int | None] = {}
 
-    def __call__(self, boxes: tuple[Cell, ...], player: Cell) -> int | None:
-        key = (boxes, player)
+    def __call__(self, env: SokobanEnv) -> int | None:
+        level = env.current_level()
+        key = (tuple(sorted(level.boxes)), tuple(level.player))
         if key not in self.cache:
-            if set(boxes) == set(self.targets):
-                self.cache[key] = 0
-            else:
-                level = SokobanLevel(self.height, self.width, self.walls, self.targets, boxes, player)
-                self.cache[key] = solve(level).moves
+            self.cache[key] = 0 if set(level.boxes) == set(level.targets) else solve(level).moves
         return self.cache[key]
-
-    def step(self, boxes: tuple[Cell, ...], player: Cell, move: str) -> tuple[tuple[Cell, ...], Cell]:
-        """Sokoban's rule: walk, or push one box into a free cell; a blocked move changes nothing."""
-        d_row, d_col = SOKOBAN_MOVES[move]
-        ahead = (player[0] + d_row, player[1] + d_col)
-        if ahead in self.walls:
-            return boxes, player
-        if ahead in boxes:
-            beyond = (ahead[0] + d_row, ahead[1] + d_col)
-            if beyond in self.walls or beyond in boxes:
-                return boxes, player
-            boxes = tuple(sorted([b for b in boxes if b != ahead] + [beyond]))
-        return boxes, ahead
-
-
-def _cells(values: Iterable[Iterable[int]]) -> tuple[Cell, ...]:
-    return tuple(sorted((int(r), int(c)) for r, c in values))
 
 
 def sokoban_turn(state: Mapping[str, Any], moves: list[str], counts: dict[int, list[float]]) -> None:
-    """Add one turn's moves to ``counts[k] = [turns, optimal, random's expected optimal]`` (k: 1-based)."""
-    game = SokobanDistance(state["height"], state["width"], frozenset(_cells(state["walls"])),
-                           _cells(state["targets"]))
-    boxes, player = _cells(state["boxes"]), tuple(state["player"])
-    distance = game(boxes, player)
+    """Add one turn's moves to ``counts[k] = [turns, optimal, random's expected optimal]`` (k: 1-based).
+
+    Each move is played by the game itself (``SokobanEnv.step`` on a copy), so the rule is the env's."""
+    env = SokobanEnv()
+    env.reset(options={"level": "\n".join(state["rows"])})
+    distance_of = SokobanDistance()
+    distance = distance_of(env)
     for k, move in enumerate(moves, start=1):
         if not distance:  # solved, or no solution left: nothing is optimal any more
             break
-        options = {name: game.step(boxes, player, name) for name in SOKOBAN_MOVES}
-        shorter = {name: game(*after) == distance - 1 for name, after in options.items()}
-        boxes, player = options[move]
+        shorter = {}
+        for action, name in enumerate(SokobanEnv.action_names):
+            trial = copy.deepcopy(env)
+            trial.step(action)
+            shorter[name] = distance_of(trial) == distance - 1
+        env.step(SokobanEnv.action_names.index(move))
         counts[k][0] += 1
         counts[k][1] += shorter[move]
         counts[k][2] += sum(shorter.values()) / len(shorter)
-        distance = game(boxes, player)
+        distance = distance_of(env)
 
 
 def lake_action_values(rows: tuple[str, ...], player: Cell, steps: int, success_rate: float) -> np.ndarray:
