@@ -1,8 +1,9 @@
-"""Evaluate the multi-game default model beside the oracle and random on the same test levels.
+"""Evaluate the multi-game default model beside the oracle and random on the same test (or val) levels.
 
 Runs ``ragen-eval evaluate`` (hf backend for the model, built-in agents for the baselines) at the
-harness's default sampling settings and the test split, and writes one JSON with each game's
-success rate, 95% interval and format-error rate per player, plus the commands that produced them.
+harness's default sampling settings and the test split (``--split val`` to choose between candidate
+models without looking at test), and writes one JSON with each game's success rate, 95% interval
+and format-error rate per player, plus the commands that produced them.
 
     python experiments/default_model/evaluate.py --model runs/default_model/sft --episodes 256 \\
         --out runs/default_model/eval --results experiments/default_model/results.json
@@ -25,10 +26,10 @@ GAMES = ("sokoban", "frozenlake", "bandit")
 TRAINED_AS = {"sokoban": "simple_sokoban"}
 
 
-def evaluate(player: str, model: str, episodes: int, out: Path) -> tuple[dict, str]:
+def evaluate(player: str, model: str, episodes: int, out: Path, split: str = "test") -> tuple[dict, str]:
     """Run one ``ragen-eval evaluate`` over every game; returns its per-game summary and the command."""
     command = ["ragen-eval", "evaluate", "--model", model, *(["--backend", "hf"] if player == "model" else []),
-               "--env", ",".join(GAMES), "--split", "test", "--episodes", str(episodes), "--out", str(out),
+               "--env", ",".join(GAMES), "--split", split, "--episodes", str(episodes), "--out", str(out),
                "--run-name", player, "--no-progress", "--json"]
     # one intra-op thread: a shared small CPU runs the tiny model faster without torch's thread pool
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
@@ -41,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="checkpoint directory of the model to evaluate, or "
                         "`default` for the embedded model as shipped (half-precision weights)")
-    parser.add_argument("--episodes", type=int, default=256, help="test levels per game")
+    parser.add_argument("--episodes", type=int, default=256, help="levels per game")
+    parser.add_argument("--split", default="test", choices=("test", "val"),
+                        help="test (the reported figures) or val (for choosing between candidate models)")
     parser.add_argument("--out", default="runs/default_model/eval", help="directory for the ragen-eval runs")
     parser.add_argument("--results", required=True, help="JSON file to write")
     parser.add_argument("--model-only", action="store_true", help="skip the oracle and random baselines")
@@ -53,9 +56,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--episodes must be positive, got {args.episodes}")
     players = {"model": args.model} if args.model_only else {"model": args.model, "oracle": "oracle",
                                                                "random": "random"}
-    results: dict = {"episodes": args.episodes, "split": "test", "players": {}, "commands": {}}
+    results: dict = {"episodes": args.episodes, "split": args.split, "players": {}, "commands": {}}
     for player, model in players.items():
-        per_env, command = evaluate(player, model, args.episodes, Path(args.out))
+        per_env, command = evaluate(player, model, args.episodes, Path(args.out), args.split)
         results["commands"][player] = command
         results["players"][player] = {game: {k: per_env[game][k] for k in (
             "episodes", "success_rate", "success_ci95", "format_error_rate", "mean_reward")} for game in GAMES}

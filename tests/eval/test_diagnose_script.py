@@ -1,8 +1,10 @@
-"""experiments/default_model/diagnose.py on real ragen-eval runs: the oracle is optimal move by move, a
-random player scores what chance predicts, and the lake's move values agree with value iteration."""
+"""experiments/default_model/diagnose.py and outcomes.py on real ragen-eval runs. diagnose: the oracle is
+optimal move by move, a random player scores what chance predicts, and the lake's move values agree with
+value iteration. outcomes: per-level CSVs give the same paired tests as `ragen-eval compare`."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import numpy as np
@@ -16,6 +18,11 @@ from tests.script_modules import load_script
 @pytest.fixture(scope="module")
 def diagnose():
     return load_script("experiments/default_model/diagnose.py")
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    return load_script("experiments/default_model/outcomes.py")
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +73,26 @@ def test_a_directory_without_episodes_is_refused(diagnose, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         diagnose.main([str(tmp_path)])
     assert exit_info.value.code != 0 and "no episodes.jsonl" in capsys.readouterr().err
+
+
+def test_csv_comparison_equals_the_cli_comparison(outcomes, runs, tmp_path, capsys) -> None:
+    for model in ("oracle", "random"):
+        assert outcomes.main(["export", str(runs / model), "--out", str(tmp_path / f"{model}.csv")]) == 0
+    rows = list(csv.DictReader(open(tmp_path / "oracle.csv")))
+    assert len(rows) == 80 and {r["env"] for r in rows} == {"simple_sokoban", "frozenlake"}
+    capsys.readouterr()
+    assert outcomes.main(["compare", str(tmp_path / "random.csv"), str(tmp_path / "oracle.csv"), "--json"]) == 0
+    from_csv = json.loads(capsys.readouterr().out)
+    assert ragen_eval(["compare", str(runs / "random"), str(runs / "oracle"), "--json"]) == 0
+    from_runs = json.loads(capsys.readouterr().out)
+    assert from_csv == from_runs
+    # the oracle solves every Sokoban level, so every discordant Sokoban pair is the oracle's
+    assert from_csv["simple_sokoban"]["success_b"] == 1.0
+    assert from_csv["simple_sokoban"]["mcnemar"]["a_only"] == 0
+
+
+def test_outcomes_refuses_a_directory_without_episodes(outcomes, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        outcomes.main(["export", str(tmp_path), "--out", str(tmp_path / "x.csv")])
+    assert stop.value.code == 2 and "not a ragen-eval run directory" in capsys.readouterr().err
+    assert not (tmp_path / "x.csv").exists()
