@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Trains the multi-game default model with `ragen-train sft` in six stages, each in resumable chunks
+# Trains the multi-game default model with `ragen-train sft` in eight stages, each in resumable chunks
 # of CHUNK steps that keep a copy of the weights after each chunk (the points of the
 # success-vs-data curve). Rerun the same line to resume. The model is OUT; stage k writes OUT-stagek.
 # Usage: [LAYERS=n] experiments/default_model/train.sh [OUT]   (LAYERS: the tiny model's depth, default 2)
@@ -49,6 +49,13 @@ chunked "$OUT-stage5" --model "$OUT-stage4" --env simple_sokoban --episodes 3200
   --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 5 --checkpoint-every 100 --log-every 100 \
   --protocol "$SHORT"
 # Stage 6: the default protocol again, all three games, fresh levels.
-chunked "$OUT" --model "$OUT-stage5" --env simple_sokoban,frozenlake,bandit --episodes 12000,8000,1000 \
+chunked "$OUT-stage6" --model "$OUT-stage5" --env simple_sokoban,frozenlake,bandit --episodes 12000,8000,1000 \
   --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 6 \
+  --checkpoint-every 250 --log-every 100
+# Stages 7 and 8: the same pair once more, fresh levels (Sokoban 0.539 -> 0.723 on test, 0.520 -> 0.766 on val).
+chunked "$OUT-stage7" --model "$OUT-stage6" --env simple_sokoban --episodes 32000 --mode oracle --thought none \
+  --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 9 --checkpoint-every 100 --log-every 100 \
+  --protocol "$SHORT"
+chunked "$OUT" --model "$OUT-stage7" --env simple_sokoban,frozenlake,bandit --episodes 12000,8000,1000 \
+  --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 10 \
   --checkpoint-every 250 --log-every 100
