@@ -32,30 +32,26 @@ chunked "$OUT-stage1" --model tiny --tiny-num-layers "$LAYERS" --env simple_soko
 chunked "$OUT-stage2" --model "$OUT-stage1" --env simple_sokoban,frozenlake,bandit --episodes 16000,12000,2000 \
   --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 1 \
   --checkpoint-every 250 --log-every 100
-# Stage 3: the lake alone with the grid alone each turn, as stage 1 did for Sokoban. After stage 2 the
-# model's first lake moves were barely better than chance (optimal 0.436, chance 0.381); this stage
-# and stage 4 took FrozenLake from 0.234 to 0.328 on the test split, but not on val (0.266 -> 0.246;
-# docs/baselines.md).
-chunked "$OUT-stage3" --model "$OUT-stage2" --env frozenlake --episodes 32000 --mode oracle --thought none --epochs 1 \
-  --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 3 --checkpoint-every 100 --log-every 100 \
-  --protocol "$SHORT"
-# Stage 4: back to the default protocol, all three games, fresh levels.
-chunked "$OUT-stage4" --model "$OUT-stage3" --env simple_sokoban,frozenlake,bandit --episodes 8000,12000,1000 \
-  --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 4 \
-  --checkpoint-every 250 --log-every 100
-# Stage 5: Sokoban alone with the short prompt once more, now from a model that has seen the default
-# protocol; with stage 6 it took Sokoban from 0.305 to 0.539 on the test split (0.297 to 0.520 on val).
-chunked "$OUT-stage5" --model "$OUT-stage4" --env simple_sokoban --episodes 32000 --mode oracle --thought none \
-  --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 5 --checkpoint-every 100 --log-every 100 \
-  --protocol "$SHORT"
-# Stage 6: the default protocol again, all three games, fresh levels.
-chunked "$OUT-stage6" --model "$OUT-stage5" --env simple_sokoban,frozenlake,bandit --episodes 12000,8000,1000 \
-  --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 6 \
-  --checkpoint-every 250 --log-every 100
-# Stages 7 and 8: the same pair once more, fresh levels (Sokoban 0.539 -> 0.723 on test, 0.520 -> 0.766 on val).
-chunked "$OUT-stage7" --model "$OUT-stage6" --env simple_sokoban --episodes 32000 --mode oracle --thought none \
-  --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 9 --checkpoint-every 100 --log-every 100 \
-  --protocol "$SHORT"
-chunked "$OUT" --model "$OUT-stage7" --env simple_sokoban,frozenlake,bandit --episodes 12000,8000,1000 \
-  --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 10 \
-  --checkpoint-every 250 --log-every 100
+# Stages 3 to 8 come in pairs from the previous stage's weights, at lr 1e-3 on fresh levels (own demo
+# seeds): one game alone with the short prompt, then all three games with the default protocol.
+short_stage() {  # short_stage N GAME DEMO_SEED
+  chunked "$OUT-stage$1" --model "$OUT-stage$(($1 - 1))" --env "$2" --episodes 32000 --mode oracle --thought none \
+    --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed "$3" --checkpoint-every 100 \
+    --log-every 100 --protocol "$SHORT"
+}
+default_stage() {  # default_stage DIR N EPISODES DEMO_SEED   (EPISODES: Sokoban,FrozenLake,Bandit)
+  chunked "$1" --model "$OUT-stage$(($2 - 1))" --env simple_sokoban,frozenlake,bandit --episodes "$3" \
+    --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed "$4" \
+    --checkpoint-every 250 --log-every 100
+}
+# Stages 3-4: the lake. After stage 2 the model's first lake moves were barely better than chance
+# (optimal 0.436, chance 0.381); this pair took FrozenLake from 0.234 to 0.328 on the test split, but
+# not on val (0.266 -> 0.246; docs/baselines.md).
+short_stage 3 frozenlake 3
+default_stage "$OUT-stage4" 4 8000,12000,1000 4
+# Stages 5-6 and 7-8: Sokoban again, now from a model that has seen the default protocol. Sokoban
+# 0.305 -> 0.539 -> 0.723 on the test split (0.297 -> 0.520 -> 0.766 on val).
+short_stage 5 simple_sokoban 5
+default_stage "$OUT-stage6" 6 12000,8000,1000 6
+short_stage 7 simple_sokoban 9
+default_stage "$OUT" 8 12000,8000,1000 10
