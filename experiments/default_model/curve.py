@@ -24,15 +24,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import GAMES, TRAINED_AS, evaluate  # noqa: E402
 
 
-def earlier_stages(run: Path) -> Counter[str]:
-    """Demonstrations of each game in the finished SFT stages ``run`` started from (its ``--model`` chain)."""
-    counts: Counter[str] = Counter()
+def earlier_configs(run: Path) -> list[dict]:
+    """The ``sft_config.json`` of each finished SFT stage ``run`` started from (its ``--model`` chain)."""
+    configs = []
     model = Path(json.loads((run / "sft_config.json").read_text())["model"])
     while (model / "sft_config.json").is_file():
-        config = json.loads((model / "sft_config.json").read_text())
+        configs.append(json.loads((model / "sft_config.json").read_text()))
+        model = Path(configs[-1]["model"])
+    return configs
+
+
+def earlier_stages(run: Path) -> Counter[str]:
+    """Demonstrations of each game in the finished SFT stages ``run`` started from."""
+    counts: Counter[str] = Counter()
+    for config in earlier_configs(run):
         for demos in config["demos"]:
             counts[demos["env"]] += demos["num_episodes"] * config["epochs"]
-        model = Path(config["model"])
     return counts
 
 
@@ -50,10 +57,7 @@ def episodes_seen(run: Path, step: int) -> dict[str, int]:
 
 def stage_number(run: Path) -> int:
     """1 for a stage trained from ``tiny``, 2 for one trained from a stage-1 output, and so on."""
-    stage, model = 1, Path(json.loads((run / "sft_config.json").read_text())["model"])
-    while (model / "sft_config.json").is_file():
-        stage, model = stage + 1, Path(json.loads((model / "sft_config.json").read_text())["model"])
-    return stage
+    return len(earlier_configs(run)) + 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,15 +84,16 @@ def main(argv: list[str] | None = None) -> int:
         points += [(run, step, snapshots[step]) for step in sorted(snapshots)]
     rows = []
     for run, step, snapshot in points:
+        stage = stage_number(run)
         if snapshot is None:
             per_env = json.loads(Path(args.final_results).read_text())["players"]["model"]
         else:
-            out = Path(args.out) / f"stage{stage_number(run)}" / snapshot.name
+            out = Path(args.out) / f"stage{stage}" / snapshot.name
             per_env, _ = evaluate("model", str(snapshot), args.episodes, out)
         seen = episodes_seen(run, step)
         for game in GAMES:
             result = per_env[game]
-            rows.append({"stage": stage_number(run), "step": step, "game": game, "demos_seen": seen[game],
+            rows.append({"stage": stage, "step": step, "game": game, "demos_seen": seen[game],
                          "demos_seen_total": sum(seen.values()),
                          "episodes": result["episodes"], "success": round(result["success_rate"], 4),
                          "ci_low": round(result["success_ci95"][0], 4), "ci_high": round(result["success_ci95"][1], 4),
