@@ -4,6 +4,8 @@
 # `ragen-eval compare` gives the paired McNemar test. Every stage skips itself when its output
 # exists, so rerunning the same line resumes.
 # Usage: experiments/rl_gain/run.sh GAME [OUT]      GAME: frozenlake_det | frozenlake | simple_sokoban
+# SFT_MODEL=DIR (or `default`, the embedded default model) starts from that checkpoint instead of
+# training one: it is copied to OUT/GAME-sft and plays the "SFT" side of the comparison.
 # Every stage (demos, both evaluations, RL) plays PROTOCOL: by default a short prompt (no rules or
 # legend, the grid alone each turn, no <think>), since a 2-layer model has to find the grid in it;
 # PROTOCOL='' plays the default protocol, '{"think": false, ...}' any other.
@@ -28,6 +30,10 @@ if [ -n "$PROTOCOL" ]; then
 fi
 mkdir -p "$OUT"
 sft=$OUT/$GAME-sft
+if [ -n "${SFT_MODEL:-}" ] && [ ! -f "$sft/model.safetensors" ]; then
+  src=$(python -c "import sys; from ragen_eval.embedded_model import resolve_model_path; print(resolve_model_path(sys.argv[1]))" "$SFT_MODEL")
+  rm -rf "$sft" && cp -r "$src" "$sft"
+fi
 until [ -f "$sft/model.safetensors" ]; do
   ragen-train sft --model tiny --out "$sft" --env "$GAME" --episodes "$SFT_EPISODES" --mode oracle \
     --thought none --epochs 1 --batch-size 16 --lr 2e-3 --warmup-steps 20 --seed 0 --demo-seed 0 \
