@@ -376,7 +376,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_compare(args: argparse.Namespace) -> int:
     """Paired significance tests between two runs on the levels both played."""
     from ragen_eval.metrics import paired_comparison
-    from ragen_eval.results_table import markdown_table
+    from ragen_eval.results_table import comparison_table
     from ragen_eval.run_dir import load_run
 
     (_, a), (_, b) = load_run(args.run_a), load_run(args.run_b)
@@ -384,14 +384,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    rows = [[name, str(r["pairs"]), f"{r['success_a']:.3f}", f"{r['success_b']:.3f}",
-             f"{r['mcnemar']['a_only']}/{r['mcnemar']['b_only']}", f"{r['mcnemar']['p_value']:.4g}",
-             f"{r['reward_bootstrap']['mean_diff']:+.3f} [{r['reward_bootstrap']['ci_low']:+.3f}, "
-             f"{r['reward_bootstrap']['ci_high']:+.3f}]", f"{r['reward_bootstrap']['p_value']:.4g}"]
-            for name, r in result.items()]
     print(f"A = {args.run_a}\nB = {args.run_b}\n")
-    print(markdown_table(["env", "pairs", "success A", "success B", "A only/B only", "McNemar p",
-                          "reward A-B [95% CI]", "bootstrap p"], rows))
+    print(comparison_table(result))
     return 0
 
 

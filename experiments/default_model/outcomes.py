@@ -1,4 +1,5 @@
-"""Per-level outcomes of a ragen-eval run as a compact CSV, and paired tests between two such CSVs.
+"""Per-level outcomes of a ragen-eval run as a compact CSV, and paired tests between two such CSVs
+(the same table as ``ragen-eval compare``).
 
 The default model's candidates are compared level by level (McNemar on success, paired bootstrap on
 reward: ``ragen_eval.metrics.paired_comparison``, what ``ragen-eval compare`` runs on run
@@ -17,6 +18,7 @@ import sys
 from pathlib import Path
 
 from ragen_eval.metrics import paired_comparison
+from ragen_eval.results_table import comparison_table
 from ragen_eval.run_dir import load_run
 
 COLUMNS = ("env", "seed", "success", "total_reward")
@@ -66,10 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print("env         pairs  success A  success B  A only/B only  McNemar p")
-    for name, r in result.items():
-        print(f"{name:10s}  {r['pairs']:5d}  {r['success_a']:9.3f}  {r['success_b']:9.3f}  "
-              f"{r['mcnemar']['a_only']:>6d}/{r['mcnemar']['b_only']:<6d}  {r['mcnemar']['p_value']:.2g}")
+    print(f"A = {args.a}\nB = {args.b}\n")
+    print(comparison_table(result))
     return 0
 
 

@@ -89,6 +89,12 @@ def test_csv_comparison_equals_the_cli_comparison(outcomes, runs, tmp_path, caps
     # the oracle solves every Sokoban level, so every discordant Sokoban pair is the oracle's
     assert from_csv["simple_sokoban"]["success_b"] == 1.0
     assert from_csv["simple_sokoban"]["mcnemar"]["a_only"] == 0
+    # and the printed tables are the same table, below each command's own A/B lines
+    assert outcomes.main(["compare", str(tmp_path / "random.csv"), str(tmp_path / "oracle.csv")]) == 0
+    table_from_csv = capsys.readouterr().out.split("\n\n", 1)[1]
+    assert ragen_eval(["compare", str(runs / "random"), str(runs / "oracle")]) == 0
+    table_from_runs = capsys.readouterr().out.split("\n\n", 1)[1]
+    assert table_from_csv == table_from_runs and "| simple_sokoban |" in table_from_csv
 
 
 def test_outcomes_refuses_a_directory_without_episodes(outcomes, tmp_path, capsys) -> None:
