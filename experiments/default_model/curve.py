@@ -4,10 +4,15 @@
 demonstrations each had seen by then are counted from ``STAGE_DIR/demo_records.jsonl``, plus those
 of the finished stages the stage started from (its ``--model`` chain). Pass the stage directories
 to plot with ``--run``, first to last; the last one's final point can be taken from
-``evaluate.py``'s results instead of evaluating it again (it then needs no snapshots).
+``evaluate.py``'s results instead of evaluating it again (it then needs no snapshots). A chain
+trained across sessions, whose earlier stages' snapshots are gone, keeps those stages' points from
+the committed CSV with ``--previous``: its rows of stages before the first ``--run`` come first.
 
     python experiments/default_model/curve.py --run runs/default_model/sft-stage2 --run runs/default_model/sft \\
         --episodes 64 --final-results experiments/default_model/results.json \\
+        --csv experiments/default_model/curve.csv --plot experiments/default_model/curve.png
+    python experiments/default_model/curve.py --run runs/default_model_v10/stage9 --run runs/default_model_v10/sft \
+        --final-results experiments/default_model/results.json --previous experiments/default_model/curve.csv \
         --csv experiments/default_model/curve.csv --plot experiments/default_model/curve.png
 """
 
@@ -68,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=64, help="test levels per game for each snapshot")
     parser.add_argument("--final-results", help="evaluate.py results of the last --run's finished model, used for its point")
     parser.add_argument("--out", default="runs/default_model/curve", help="directory for the ragen-eval runs")
+    parser.add_argument("--previous", help="an earlier curve CSV whose points of stages before the first --run are kept")
     parser.add_argument("--csv", required=True)
     parser.add_argument("--plot", required=True)
     args = parser.parse_args(argv)
+    if args.previous and not Path(args.previous).is_file():
+        parser.error(f"--previous {args.previous}: no such file")
     points = []  # (run, step, snapshot directory or None for the --final-results point)
     for index, name in enumerate(args.run):
         run = Path(name)
@@ -83,6 +91,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{run}/snapshots holds no step_N snapshots; train with experiments/default_model/train.sh")
         points += [(run, step, snapshots[step]) for step in sorted(snapshots)]
     rows = []
+    if args.previous:
+        first = stage_number(Path(args.run[0]))
+        with open(args.previous, newline="") as handle:
+            rows = [{k: v if k == "game" else _number(v) for k, v in r.items()}
+                    for r in csv.DictReader(handle) if int(r["stage"]) < first]
     for run, step, snapshot in points:
         stage = stage_number(run)
         if snapshot is None:
@@ -105,6 +118,11 @@ def main(argv: list[str] | None = None) -> int:
     _plot(rows, Path(args.plot))
     print(f"wrote {args.csv} and {args.plot}")
     return 0
+
+
+def _number(text: str) -> int | float:
+    """A CSV cell as the int or float it was written from."""
+    return int(text) if text.lstrip("-").isdigit() else float(text)
 
 
 def _plot(rows: list[dict], path: Path) -> None:

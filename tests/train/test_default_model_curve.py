@@ -75,3 +75,34 @@ def test_a_directory_that_is_not_an_sft_stage_is_refused(curve, tmp_path, capsys
     assert stop.value.code == 2
     assert "not an SFT output directory" in capsys.readouterr().err
     assert not (tmp_path / "c.csv").exists()
+
+
+def test_previous_points_are_kept_for_the_stages_before_the_first_run(curve, chain, tmp_path) -> None:
+    first, second = chain
+    previous = tmp_path / "old.csv"
+    old = [{"stage": s, "step": 7, "game": g, "demos_seen": 16, "demos_seen_total": 16, "episodes": 9,
+            "success": 0.5, "ci_low": 0.25, "ci_high": 0.75, "format_error_rate": 0.0}
+           for s in (1, 2) for g in curve.GAMES]
+    with open(previous, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(old[0]))
+        writer.writeheader()
+        writer.writerows(old)
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"players": {"model": {
+        g: {"episodes": 5, "success_rate": 0.4, "success_ci95": [0.1, 0.8], "format_error_rate": 0.0}
+        for g in curve.GAMES}}}))
+    table = tmp_path / "curve.csv"
+    assert curve.main(["--run", str(second), "--final-results", str(results), "--previous", str(previous),
+                       "--csv", str(table), "--plot", str(tmp_path / "c.png")]) == 0
+    rows = list(csv.DictReader(open(table)))
+    # stage 1 from the old CSV as it was; its stage 2 rows replaced by the run's own point
+    assert [(r["stage"], r["step"], r["episodes"]) for r in rows] == [("1", "7", "9")] * 3 + [("2", "2", "5")] * 3
+    assert rows[0]["success"] == "0.5" and rows[0]["format_error_rate"] == "0.0"
+
+
+def test_a_missing_previous_csv_is_refused(curve, chain, tmp_path, capsys) -> None:
+    with pytest.raises(SystemExit) as stop:
+        curve.main(["--run", str(chain[1]), "--previous", str(tmp_path / "none.csv"), "--csv", str(tmp_path / "c.csv"),
+                    "--plot", str(tmp_path / "c.png")])
+    assert stop.value.code == 2 and "no such file" in capsys.readouterr().err
+    assert not (tmp_path / "c.csv").exists()
