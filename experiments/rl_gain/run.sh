@@ -6,6 +6,7 @@
 # Usage: experiments/rl_gain/run.sh GAME [OUT]      GAME: frozenlake_det | frozenlake | simple_sokoban
 # SFT_MODEL=DIR (or `default`, the embedded default model) starts from that checkpoint instead of
 # training one: it is copied to OUT/GAME-sft and plays the "SFT" side of the comparison.
+# EXPORT=DIR (default docs/baselines/rl_gain) is where export.py writes the compact outputs.
 # Every stage (demos, both evaluations, RL) plays PROTOCOL: by default a short prompt (no rules or
 # legend, the grid alone each turn, no <think>), since a 2-layer model has to find the grid in it;
 # PROTOCOL='' plays the default protocol, '{"think": false, ...}' any other.
@@ -51,4 +52,4 @@ final=$(ls -d "$rl"/checkpoints/step_* | sort -V | tail -1)
 [ -f "$OUT/$GAME-rl-test/summary.json" ] || ragen-eval --model "$final" --backend hf --env "$GAME" \
   --split test --episodes 512 --out "$OUT" --run-name "$GAME-rl-test" "${eval_protocol[@]}"
 ragen-eval compare "$OUT/$GAME-sft-test" "$OUT/$GAME-rl-test" | tee "$OUT/$GAME-compare.txt"
-python experiments/rl_gain/export.py "$OUT" --out docs/baselines/rl_gain
+python experiments/rl_gain/export.py "$OUT" --out "${EXPORT:-docs/baselines/rl_gain}"
