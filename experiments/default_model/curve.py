@@ -11,8 +11,8 @@ the committed CSV with ``--previous``: its rows of stages before the first ``--r
     python experiments/default_model/curve.py --run runs/default_model/sft-stage2 --run runs/default_model/sft \\
         --episodes 64 --final-results experiments/default_model/results.json \\
         --csv experiments/default_model/curve.csv --plot experiments/default_model/curve.png
-    python experiments/default_model/curve.py --run runs/default_model_v10/stage9 --run runs/default_model_v10/sft \
-        --final-results experiments/default_model/results.json --previous experiments/default_model/curve.csv \
+    python experiments/default_model/curve.py --run runs/default_model/sft-stage9 --run runs/default_model/sft \\
+        --final-results experiments/default_model/results.json --previous experiments/default_model/curve.csv \\
         --csv experiments/default_model/curve.csv --plot experiments/default_model/curve.png
 """
 
