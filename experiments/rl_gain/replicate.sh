@@ -5,7 +5,8 @@
 # the split are played) and `ragen-eval compare` pairs them again. ROUND=k (default 1) plays the
 # k-th such block, the 512 test levels after the first 512*k. Results go to OUT/replication/
 # (OUT/replication-k/ for k > 1), laid out as run.sh's, so export.py reads them the same way.
-# Usage: [ROUND=k] experiments/rl_gain/replicate.sh GAME [OUT]     (after run.sh GAME OUT, same PROTOCOL)
+# EPISODES=n (default 512) plays n levels from that block's start instead of 512.
+# Usage: [ROUND=k] [EPISODES=n] experiments/rl_gain/replicate.sh GAME [OUT]   (after run.sh GAME OUT, same PROTOCOL)
 set -euo pipefail
 GAME=$1
 OUT=${2:-runs/rl_gain}
@@ -15,6 +16,7 @@ protocol=()
 [ -z "$PROTOCOL" ] || protocol=(--protocol "$PROTOCOL")
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 ROUND=${ROUND:-1}
+EPISODES=${EPISODES:-512}
 rep=$OUT/replication
 [ "$ROUND" = 1 ] || rep=$OUT/replication-$ROUND
 mkdir -p "$rep"
@@ -27,6 +29,6 @@ for side in sft rl; do
   model=$OUT/$GAME-sft
   [ "$side" = sft ] || model=$final
   [ -f "$rep/$GAME-$side-test/summary.json" ] || ragen-eval --model "$model" --backend hf --env "$GAME" \
-    --split test --seed-start "$start" --episodes 512 --out "$rep" --run-name "$GAME-$side-test" "${protocol[@]}"
+    --split test --seed-start "$start" --episodes "$EPISODES" --out "$rep" --run-name "$GAME-$side-test" "${protocol[@]}"
 done
 ragen-eval compare "$rep/$GAME-sft-test" "$rep/$GAME-rl-test" | tee "$rep/$GAME-compare.txt"
