@@ -50,8 +50,8 @@ def process_cpu_seconds(pid: int) -> float:
 
 def harness_run(url: str, envs: list[str], episodes: int, concurrency: int) -> dict[str, float]:
     """One real evaluation through the runner; returns turns, seconds, turns/s and CPU ms per turn."""
+    from ragen_eval.cli import evaluate
     from ragen_eval.config import EvalConfig
-    from ragen_eval.runner import evaluate
 
     config = EvalConfig(model="random", base_urls=[url], envs=envs, episodes=episodes, concurrency=concurrency,
                         timeout=30.0, max_retries=3)

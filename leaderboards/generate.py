@@ -20,11 +20,12 @@ import shutil
 import sys
 from pathlib import Path
 
+from ragen_eval.cli import evaluate, play_baselines
 from ragen_eval.config import BUILTIN_MODELS, DEFAULT_ENVS, EvalConfig
 from ragen_eval.embedded_model import DEFAULT_MODEL
 from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 from ragen_eval.run_dir import CONFIG_FILE, SUMMARY_FILE
-from ragen_eval.runner import evaluate, play_baselines
+from ragen_eval.summary import summary_of
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     if extra:
         extra += play_baselines([*run_dirs, *extra], Path(args.runs_dir) / "baselines", progress=sys.stderr.isatty())
     out = Path(args.out)
-    board = build_leaderboard([*run_dirs, *extra])
+    board = build_leaderboard({path: summary_of(path) for path in [*run_dirs, *extra]})
     paths = write_leaderboard(board, out)
     provenance = out / "runs"
     shutil.rmtree(provenance, ignore_errors=True)

@@ -21,6 +21,7 @@ Exit status: 0 the command did its work; 1 an evaluation ran but its episodes en
 from __future__ import annotations
 
 import argparse
+import asyncio
 import functools
 import importlib
 import json
@@ -29,11 +30,28 @@ import re
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ragen_envs.config_docs import config_help, game_config_help
 from ragen_envs.overrides import merge_values, parse_flag
+from ragen_envs.registration import PRESETS, count_levels
+from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
+
+from ragen_eval.agents.base import Agent, SamplingParams
+from ragen_eval.config import DEFAULT_ENVS, ENV_GROUPS, EvalConfig, expand_envs, parse_shard
+from ragen_eval.consistency.judge import JUDGE_SAMPLING
+from ragen_eval.judging import JUDGE_BACKENDS, JudgeConfig, judge_run_dir
+from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
+from ragen_eval.metrics import paired_comparison
+from ragen_eval.results_table import comparison_table, markdown_table, results_table
+from ragen_eval.run_dir import (JUDGE_FILE, SUMMARY_FILE, RunDir, check_judge, check_run_name, episode_key,
+                                load_judgements, load_run, merge_judgements, merge_runs, read_judgements)
+from ragen_eval.run_stats import JudgeStats, RunStats
+from ragen_eval.runner import baseline_configs, play_run
+from ragen_eval.summary import build_summary, summary_of, write_summary
+from ragen_eval.transcripts import transcript
 
 SUBCOMMANDS = ("evaluate", "judge", "show", "compare", "merge", "baselines", "leaderboard", "serve", "ls")
 #: Exit statuses (see the module docstring and docs/eval.md).
@@ -58,8 +76,6 @@ def _env_configs(items: Sequence[str]) -> dict[str, dict[str, Any]]:
 
 def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     """Options of ``ragen-eval evaluate``."""
-    from ragen_eval.config import DEFAULT_ENVS, EvalConfig
-
     d = EvalConfig()
     g = p.add_argument_group("model")
     g.add_argument("--model", default=d.model,
@@ -128,9 +144,6 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_judge_arguments(p: argparse.ArgumentParser, *, required: bool) -> None:
     """Options that choose the LLM judge of thought-state consistency (``evaluate`` and ``judge``)."""
-    from ragen_eval.consistency.judge import JUDGE_SAMPLING
-    from ragen_eval.judging import JUDGE_BACKENDS
-
     g = p.add_argument_group("judge", "an LLM lists the claims in every thought, with verdicts; the summary "
                                       "reports how far it agrees with the rule-based checks")
     g.add_argument("--judge-model", required=required, default=None,
@@ -150,13 +163,8 @@ def add_judge_arguments(p: argparse.ArgumentParser, *, required: bool) -> None:
                    help="episodes judged at once (default: --concurrency)")
 
 
-def judge_config_from_args(args: argparse.Namespace) -> Any:
+def judge_config_from_args(args: argparse.Namespace) -> JudgeConfig | None:
     """A :class:`~ragen_eval.judging.JudgeConfig` from parsed arguments, or None without ``--judge-model``."""
-    from dataclasses import replace
-
-    from ragen_eval.consistency.judge import JUDGE_SAMPLING
-    from ragen_eval.judging import JudgeConfig
-
     _check_key_options(args, "--judge-api-key", args.judge_api_key, "--judge-api-key-env", args.judge_api_key_env)
     if args.judge_model is None:
         for flag, value in (("--judge-base-url", args.judge_base_urls), ("--judge-backend", args.judge_backend),
@@ -195,7 +203,7 @@ def _check_key_options(args: argparse.Namespace, key_flag: str, key: str | None,
                          "value given is not one; the key itself is never passed on the command line")
 
 
-def config_from_args(args: argparse.Namespace) -> Any:
+def config_from_args(args: argparse.Namespace) -> EvalConfig:
     """An :class:`EvalConfig` from parsed ``evaluate`` arguments; any bad value is a ``ValueError``."""
     _check_key_options(args, "--api-key", args.api_key, "--api-key-env", args.api_key_env)
     episodes = args.episodes
@@ -203,8 +211,6 @@ def config_from_args(args: argparse.Namespace) -> Any:
         if args.env is not None:
             raise ValueError("--levels plays its level set instead of --env presets; give one of the two")
         if episodes is None:
-            from ragen_envs.registration import count_levels
-
             episodes = count_levels(args.levels, args.levels_limit) - args.seed_start
     try:
         return _eval_config(args, episodes)
@@ -212,11 +218,8 @@ def config_from_args(args: argparse.Namespace) -> Any:
         raise ValueError(str(err)) from None
 
 
-def _eval_config(args: argparse.Namespace, episodes: int | None) -> Any:
+def _eval_config(args: argparse.Namespace, episodes: int | None) -> EvalConfig:
     """The :class:`EvalConfig` the arguments describe (``episodes``: the count resolved for ``--levels``)."""
-    from ragen_eval.agents.base import SamplingParams
-    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, parse_shard
-
     return EvalConfig(
         model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
         model_args=parse_flag(args.model_args, "--model-args"),
@@ -234,8 +237,6 @@ def _eval_config(args: argparse.Namespace, episodes: int | None) -> Any:
 
 def _print_config_help(args: argparse.Namespace) -> None:
     """``--help-config``: every EvalConfig field, then the game config of each ``--env`` (its preset's values)."""
-    from ragen_eval.config import DEFAULT_ENVS, EvalConfig, expand_envs
-
     overrides = _env_configs(args.env_config)
     print(config_help(EvalConfig))
     for env in expand_envs(args.env or list(DEFAULT_ENVS)) if args.levels is None else ():
@@ -246,13 +247,65 @@ def _print_config_help(args: argparse.Namespace) -> None:
         print(f"game config of {env} (--env-config {env}:KEY=VALUE), with the preset's values:\n{games}")
 
 
+async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *, agent: Agent | None = None,
+                         progress: bool = True, retry_errors: bool = False, judge: JudgeConfig | None = None,
+                         judge_agent: Agent | None = None) -> tuple[dict[str, Any], RunStats]:
+    """Create or resume the run at ``run_path``, play what is missing, write and return the summary.
+
+    The steps of ``ragen-eval evaluate``: :func:`ragen_eval.runner.play_run` plays (``agent``
+    overrides the one the config describes: tests, benchmarks), :func:`ragen_eval.judging.judge_run_dir`
+    then judges every episode not judged yet when ``judge`` is given (``judge_agent`` overrides the
+    judge's agent; ``stats.judge`` says what it did), and :func:`ragen_eval.summary.write_summary`
+    writes ``summary.json``, which then carries rule/judge agreement.
+    """
+    config.check_runnable()  # a bad override or a missing checkpoint fails before the directory is made
+    with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
+        if judge is not None:  # refuse a second judge before playing, not after
+            check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
+        stats = await play_run(run, agent=agent, progress=progress)
+        if judge is not None:
+            stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
+                                              progress=progress)
+        return write_summary(run), stats
+
+
+def evaluate(config: EvalConfig, run_path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], RunStats]:
+    """Synchronous wrapper of :func:`evaluate_async`."""
+    return asyncio.run(evaluate_async(config, run_path, **kwargs))
+
+
+async def judge_async(run_path: str | os.PathLike[str], judge: JudgeConfig, *, agent: Agent | None = None,
+                      progress: bool = True, retry_errors: bool = False) -> tuple[dict[str, Any], JudgeStats]:
+    """Judge an existing run directory (what is not judged yet), rewrite and return its summary."""
+    config, _ = load_run(run_path)
+    with RunDir(Path(run_path), config) as run:
+        stats = await judge_run_dir(run, judge, agent=agent, retry_errors=retry_errors, progress=progress)
+        return write_summary(run), stats
+
+
+def judge(run_path: str | os.PathLike[str], judge_config: JudgeConfig,
+          **kwargs: Any) -> tuple[dict[str, Any], JudgeStats]:
+    """Synchronous wrapper of :func:`judge_async`."""
+    return asyncio.run(judge_async(run_path, judge_config, **kwargs))
+
+
+def play_baselines(run_dirs: list[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
+                   progress: bool = True) -> list[Path]:
+    """Play (or resume) random and oracle on every level set of ``run_dirs`` that lacks them, under ``out_dir``.
+
+    Which runs are missing is :func:`ragen_eval.runner.baseline_configs`; each is evaluated like any
+    model. Returns the baseline run directories, to be ranked beside ``run_dirs`` by ``ragen-eval leaderboard``.
+    """
+    made = []
+    for key, config in baseline_configs(run_dirs):
+        path = Path(out_dir) / f"{config.run_name()}__{key}"
+        evaluate(config, path, progress=progress)
+        made.append(path)
+    return made
+
+
 def cmd_evaluate(args: argparse.Namespace) -> int:
     """Run (or resume) an evaluation and print its results table."""
-    from ragen_eval.results_table import results_table
-    from ragen_eval.runner import evaluate
-
-    from ragen_eval.run_dir import check_run_name
-
     if args.help_config:
         _print_config_help(args)
         return EXIT_OK
@@ -295,7 +348,7 @@ def check_out_dir(path: str | os.PathLike[str], what: str) -> None:
             raise ValueError(f"{what} {path}: {place} is a file, not a directory")
 
 
-def _import_what_the_run_needs(config: Any, judge: Any, *, progress: bool) -> None:
+def _import_what_the_run_needs(config: EvalConfig, judge: JudgeConfig | None, *, progress: bool) -> None:
     """Import the optional packages the run will use now, so a missing extra fails before the run directory
     is made (``main`` turns the ModuleNotFoundError into an install hint)."""
     needed = {"openai": ("openai",), "hf": ("torch", "transformers"), "vllm": ("vllm",)}
@@ -309,8 +362,6 @@ def _import_what_the_run_needs(config: Any, judge: Any, *, progress: bool) -> No
 def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
     """Say on stderr how many of the run's episodes ended in a request error; exit 1 when that is all of
     them or more than ``max_error_rate``."""
-    from ragen_eval.run_dir import load_run
-
     _, records = load_run(run_path)
     errors = Counter(str(r["error"]) for r in records if r.get("error"))
     failed = sum(errors.values())
@@ -333,9 +384,6 @@ def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
 
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge the thoughts of an existing run (resumable) and print its results table."""
-    from ragen_eval.results_table import results_table
-    from ragen_eval.runner import judge
-
     try:
         summary, stats = judge(args.run, judge_config_from_args(args), progress=not args.no_progress,
                                retry_errors=args.retry_errors)
@@ -350,10 +398,6 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
-    from ragen_eval.results_table import results_table
-    from ragen_eval.run_dir import episode_key, load_judgements, load_run
-    from ragen_eval.summary import build_summary
-
     config, records = load_run(args.run)
     judgements = load_judgements(args.run, records)
     if args.episode is None:
@@ -367,18 +411,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not matches or len(sample) > 1:
         raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED or ENV:SEED:SAMPLE, e.g. "
                          f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
-    from ragen_eval.transcripts import transcript
-
     print("\n\n".join(transcript(r, (judgements or {}).get(episode_key(r))) for r in matches))
     return 0
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Paired significance tests between two runs on the levels both played."""
-    from ragen_eval.metrics import paired_comparison
-    from ragen_eval.results_table import comparison_table
-    from ragen_eval.run_dir import load_run
-
     (_, a), (_, b) = load_run(args.run_a), load_run(args.run_b)
     result = paired_comparison(a, b)
     if args.json:
@@ -391,10 +429,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Join shard directories into one run directory and write its summary."""
-    from ragen_eval.results_table import results_table
-    from ragen_eval.run_dir import SUMMARY_FILE, merge_judgements, merge_runs
-    from ragen_eval.summary import summary_of
-
     check_out_dir(args.out, "--out")
     out = merge_runs(args.shards, args.out)
     merge_judgements(args.shards, out)
@@ -407,8 +441,6 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 def cmd_baselines(args: argparse.Namespace) -> int:
     """Play the random and oracle baselines the runs' level sets lack; print every baseline run directory."""
-    from ragen_eval.runner import play_baselines
-
     check_out_dir(args.out, "--out")
     for path in play_baselines(args.runs, args.out, progress=not args.no_progress):
         print(path)
@@ -417,10 +449,8 @@ def cmd_baselines(args: argparse.Namespace) -> int:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Write the leaderboard tables and plots for some run directories (read-only: it plays nothing)."""
-    from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
-
     check_out_dir(args.out, "--out")
-    board = build_leaderboard(args.runs)
+    board = build_leaderboard({path: summary_of(path) for path in args.runs})
     paths = write_leaderboard(board, args.out)
     print(Path(paths["markdown"]).read_text())
     print("wrote " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
@@ -436,12 +466,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     """List environment presets, groups and seed splits."""
-    from ragen_envs.registration import PRESETS
-    from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
-
-    from ragen_eval.config import ENV_GROUPS
-    from ragen_eval.results_table import markdown_table
-
     print(markdown_table(["preset", "gymnasium id", "description"], [[p.name, p.env_id, p.description] for p in PRESETS]))
     print("\ngroups: " + "; ".join(f"{k} = {','.join(v)}" for k, v in ENV_GROUPS.items()))
     print("splits: " + ", ".join(f"{k} (seeds from {v})" for k, v in SPLIT_OFFSETS.items())

@@ -18,7 +18,7 @@ from typing import Any
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields
 from ragen_envs.registration import PRESETS, get_preset, level_set_digest
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
-from ragen_envs.text import ProtocolConfig
+from ragen_envs.text import ProtocolConfig, make_env
 
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.embedded_model import DEFAULT_MODEL
@@ -245,8 +245,6 @@ class EvalConfig:
         Run before a run directory is made. It is not part of :meth:`validate` because a stored
         config must stay readable after, say, its checkpoint was deleted.
         """
-        from ragen_envs.text import make_env
-
         if self.samples != 1:
             raise ValueError(f"samples={self.samples}: ragen-eval plays each level once; only ragen-train's saved "
                              "rollouts hold several episodes per level")
@@ -268,8 +266,6 @@ class EvalConfig:
     def _check_level_set(self) -> None:
         """Read and certify the level set (malformed or unsolvable levels fail here, naming file and level),
         and check that it holds the levels asked for."""
-        from ragen_envs.text import make_env
-
         preset, overrides = self.game_of(self.envs[0])
         try:
             env = make_env(preset, overrides)
@@ -285,8 +281,6 @@ class EvalConfig:
 
     def levels_summary(self) -> dict[str, Any]:
         """What ``config.json`` states about the level set: path, hash, size, longest optimum and budget."""
-        from ragen_envs.text import make_env
-
         preset, overrides = self.game_of(self.envs[0])
         game = make_env(preset, overrides).unwrapped
         level_set = game.level_set

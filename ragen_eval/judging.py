@@ -1,10 +1,11 @@
 """Judge mode for runs: an LLM judge lists the claims in every thought of a run, with verdicts.
 
-The judge is any harness agent (the runner builds it from a :class:`JudgeConfig` with ``make_agent``); it reads
-each turn's true state and thought through :func:`ragen_eval.consistency.judge.judge_turn`. Its
-answers go to the run directory's ``judge.jsonl``, one line per episode, kept by the same
-:class:`ragen_eval.jsonl_store.JsonlStore` as ``episodes.jsonl``, so rerunning judges only what is
-missing and a torn last line is simply judged again. Each line names its judge and carries a
+The judge is any harness agent (:func:`judge_run_dir` builds it from a :class:`JudgeConfig` with
+``make_agent``); it reads each turn's true state and thought through
+:func:`ragen_eval.consistency.judge.judge_turn`. Its answers go to the run directory's
+``judge.jsonl``, one line per episode, kept by the same :class:`ragen_eval.jsonl_store.JsonlStore`
+as ``episodes.jsonl``, so rerunning judges only what is missing and a torn last line is simply
+judged again. Each line names its judge and carries a
 digest of the episode record it judged: lines about an episode replayed since (``--retry-errors``)
 are stale and are judged anew, and a run judged by one model refuses verdicts from another.
 Reading the verdicts (summaries, leaderboards, merges) is :mod:`ragen_eval.run_dir`, which
@@ -14,6 +15,7 @@ starts no judge.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from collections.abc import Mapping
@@ -21,10 +23,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
 from ragen_eval.jsonl_store import JsonlStore
 from ragen_eval.run_dir import JUDGE_FILE, EpisodeKey, RunDir, check_judge, episode_digest, episode_key
+from ragen_eval.run_stats import JudgeStats
 
 #: Backends that can judge; the built-in agents answer game moves, never claim JSON.
 JUDGE_BACKENDS: tuple[str, ...] = ("openai", "vllm", "hf")
@@ -124,17 +128,6 @@ class JudgeFile:
         self._store.append(entry)
 
 
-@dataclass
-class JudgeStats:
-    """What one judging pass did (for the command line; not stored)."""
-
-    episodes: int = 0
-    turns: int = 0
-    errors: int = 0
-    wall_seconds: float = 0.0
-    first_error: str | None = None
-
-
 async def _judge_one(agent: Agent, turn: Mapping[str, Any], coordinate_base: int,
                      sampling: SamplingParams) -> dict[str, Any]:
     state = turn.get("state_before") or {}
@@ -200,3 +193,20 @@ async def judge_pending(agent: Agent, run: RunDir, judge: JudgeConfig, *, retry_
             if bar is not None:
                 bar.close()
     return stats
+
+
+async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None = None, retry_errors: bool = False,
+                        progress: bool = True) -> JudgeStats:
+    """Build the judge agent (unless ``agent`` is given) through the same factory as ``--model``,
+    judge what is pending in ``run``, release the agent."""
+    owned = agent is None
+    if agent is None:
+        api_key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
+        agent = make_agent(judge.resolved_backend(), judge.model, base_urls=judge.base_urls, api_key=api_key,
+                           concurrency=judge.concurrency, timeout=judge.timeout, max_retries=judge.max_retries,
+                           requests_per_second=judge.requests_per_second, model_args=judge.model_args)
+    try:
+        return await judge_pending(agent, run, judge, retry_errors=retry_errors, progress=progress)
+    finally:
+        if owned:
+            await agent.aclose()

@@ -1,9 +1,11 @@
 """Leaderboards: one row per run, written as Markdown, CSV, JSON, a self-contained HTML page and plots.
 
-A leaderboard only reads run directories; it never plays. The random and oracle rows it ranks
-beside a model come from ``ragen-eval baselines`` (:func:`ragen_eval.runner.play_baselines`), a
-separate step run first. Every figure is recomputed from the runs' ``episodes.jsonl``, and the
-output carries no timestamp, so regenerating an unchanged leaderboard changes no file.
+A leaderboard only reads run directories and their summaries; it never plays, judges or
+summarises. The random and oracle rows it ranks beside a model come from ``ragen-eval baselines``
+(:func:`ragen_eval.cli.play_baselines`), a separate step run first. Every figure is recomputed from
+the runs' ``episodes.jsonl`` (the summaries it is given are :func:`ragen_eval.summary.summary_of`'s,
+not the stored ``summary.json``), and the output carries no timestamp, so regenerating an unchanged
+leaderboard changes no file.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import html
 import io
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,9 +24,8 @@ from typing import Any
 import numpy as np
 
 from ragen_eval.results_table import CONSISTENCY_COLUMNS, JUDGE_COLUMNS, fmt, markdown_table
-from ragen_eval.run_dir import level_set_key, load_judgements, load_run
+from ragen_eval.run_dir import level_set_key, load_run
 from ragen_eval.stats import mcnemar_test
-from ragen_eval.summary import build_summary
 
 
 @dataclass
@@ -36,16 +38,20 @@ class Leaderboard:
     judged: bool = False  # some run was judged: add the rule/judge agreement columns
 
 
-def build_leaderboard(run_dirs: list[str | os.PathLike[str]]) -> Leaderboard:
-    """Load the run directories (read-only) and rank them."""
-    if not run_dirs:
+def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, Any]]) -> Leaderboard:
+    """Rank run directories (read-only), given each one's summary.
+
+    ``summaries`` maps each run directory to its summary as :func:`ragen_eval.summary.summary_of`
+    recomputes it, e.g. ``build_leaderboard({p: summary_of(p) for p in run_dirs})``.
+    """
+    if not summaries:
         raise ValueError("leaderboard needs at least one run directory")
-    loaded = [(Path(p), *load_run(p)) for p in run_dirs]
-    envs = list(dict.fromkeys(env for _, c, _ in loaded for env in c.envs))
-    randoms = {level_set_key(c): r for _, c, r in loaded if c.model == "random" and c.resolved_backend() == "builtin"}
+    loaded = [(Path(p), *load_run(p), summary) for p, summary in summaries.items()]
+    envs = list(dict.fromkeys(env for _, c, _, _ in loaded for env in c.envs))
+    randoms = {level_set_key(c): r for _, c, r, _ in loaded
+               if c.model == "random" and c.resolved_backend() == "builtin"}
     rows = []
-    for path, config, records in loaded:
-        summary = build_summary(config, records, load_judgements(path, records))
+    for path, config, records, summary in loaded:
         overall = summary["overall"]
         row: dict[str, Any] = {
             "model": config.model, "backend": config.resolved_backend(), "run": str(path),

@@ -1,8 +1,9 @@
 """The async runner: play every pending (env, seed) of a run through an agent, append each episode.
 
-The runner plays and :mod:`ragen_eval.summary` summarises. Besides a model's own run, the runner
-plays the random and oracle baselines that a leaderboard ranks beside it (:func:`play_baselines`,
-``ragen-eval baselines``); the leaderboard itself only reads run directories.
+The runner only plays. :mod:`ragen_eval.judging` judges a played run, :mod:`ragen_eval.summary`
+summarises it, and :func:`ragen_eval.cli.evaluate` chains the three. Besides a model's own run, the
+runner says which random and oracle runs a leaderboard still lacks (:func:`baseline_configs`, played
+by ``ragen-eval baselines``); the leaderboard itself only reads run directories.
 
 ``concurrency`` workers pull episodes from one queue; each plays its episode turn by turn, so an
 HTTP backend sees up to ``concurrency`` requests in flight and a batching backend (vLLM) sees
@@ -17,8 +18,6 @@ import os
 import sys
 import time
 import traceback
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ragen_envs.text import TextEpisode
@@ -26,28 +25,10 @@ from ragen_envs.text import TextEpisode
 from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, Completion
 from ragen_eval.config import BUILTIN_MODELS, EvalConfig
-from ragen_eval.judging import JudgeConfig, JudgeStats, judge_pending
 from ragen_eval.local_server import local_server
-from ragen_eval.run_dir import JUDGE_FILE, RunDir, check_judge, level_set_key, load_run, read_judgements
+from ragen_eval.run_dir import RunDir, level_set_key, load_run
+from ragen_eval.run_stats import RunStats
 from ragen_eval.stored_replies import cap_stored_texts
-from ragen_eval.summary import write_summary
-
-
-@dataclass
-class RunStats:
-    """Throughput of one invocation (not stored in summary.json, which depends only on episodes)."""
-
-    episodes: int = 0
-    turns: int = 0
-    errors: int = 0
-    wall_seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    judge: JudgeStats | None = None  # the judging pass that followed, if any
-
-    @property
-    def turns_per_second(self) -> float:
-        """Turns finished per wall-clock second."""
-        return self.turns / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
 def _usage(completion: Completion) -> dict[str, Any]:
@@ -166,63 +147,20 @@ def _progress_bar(config: EvalConfig, total: int, initial: int, enabled: bool):
                 dynamic_ncols=True, file=sys.stderr)
 
 
-async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *, agent: Agent | None = None,
-                         progress: bool = True, retry_errors: bool = False, judge: JudgeConfig | None = None,
-                         judge_agent: Agent | None = None) -> tuple[dict[str, Any], RunStats]:
-    """Create or resume the run at ``run_path``, play what is missing, write and return the summary.
+async def play_run(run: RunDir, *, agent: Agent | None = None, progress: bool = True) -> RunStats:
+    """Play what the open run still lacks, through ``agent`` or the agent its config describes.
 
-    ``agent`` overrides the one the config describes (tests, benchmarks). With
-    ``config.local_server`` the model is served by a child ``ragen-eval serve`` for the duration.
-    With ``judge``, every finished episode not judged yet is then judged (``judge_agent``
-    overrides the judge's agent) and the summary carries rule/judge agreement.
+    ``agent`` overrides the configured one (tests, benchmarks). With ``config.local_server`` the model is
+    served by a child ``ragen-eval serve`` for the duration. Judging and summarising are separate
+    steps (:mod:`ragen_eval.judging`, :mod:`ragen_eval.summary`); :func:`ragen_eval.cli.evaluate` runs all three.
     """
-    config.check_runnable()  # a bad override or a missing checkpoint fails before the directory is made
-    with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
-        if judge is not None:  # refuse a second judge before playing, not after
-            check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
-        if agent is not None:
-            stats = await run_pending(agent, run, progress=progress)
-        elif config.local_server:
-            with local_server(config.model, config.server_args) as url:
-                stats = await _run_with_agent(config, [url], run, progress)
-        else:
-            stats = await _run_with_agent(config, config.base_urls, run, progress)
-        if judge is not None:
-            stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
-                                              progress=progress)
-        return write_summary(run), stats
-
-
-async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None = None, retry_errors: bool = False,
-                        progress: bool = True) -> JudgeStats:
-    """Build the judge agent (unless ``agent`` is given) through the same factory as ``--model``,
-    judge what is pending in ``run``, release the agent."""
-    owned = agent is None
-    if agent is None:
-        api_key = os.environ.get(judge.api_key_env) if judge.api_key_env else None
-        agent = make_agent(judge.resolved_backend(), judge.model, base_urls=judge.base_urls, api_key=api_key,
-                           concurrency=judge.concurrency, timeout=judge.timeout, max_retries=judge.max_retries,
-                           requests_per_second=judge.requests_per_second, model_args=judge.model_args)
-    try:
-        return await judge_pending(agent, run, judge, retry_errors=retry_errors, progress=progress)
-    finally:
-        if owned:
-            await agent.aclose()
-
-
-async def judge_async(run_path: str | os.PathLike[str], judge: JudgeConfig, *, agent: Agent | None = None,
-                      progress: bool = True, retry_errors: bool = False) -> tuple[dict[str, Any], JudgeStats]:
-    """Judge an existing run directory (what is not judged yet), rewrite and return its summary."""
-    config, _ = load_run(run_path)
-    with RunDir(Path(run_path), config) as run:
-        stats = await judge_run_dir(run, judge, agent=agent, retry_errors=retry_errors, progress=progress)
-        return write_summary(run), stats
-
-
-def judge(run_path: str | os.PathLike[str], judge_config: JudgeConfig,
-          **kwargs: Any) -> tuple[dict[str, Any], JudgeStats]:
-    """Synchronous wrapper of :func:`judge_async`."""
-    return asyncio.run(judge_async(run_path, judge_config, **kwargs))
+    config = run.config
+    if agent is not None:
+        return await run_pending(agent, run, progress=progress)
+    if config.local_server:
+        with local_server(config.model, config.server_args) as url:
+            return await _run_with_agent(config, [url], run, progress)
+    return await _run_with_agent(config, config.base_urls, run, progress)
 
 
 async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir, progress: bool) -> RunStats:
@@ -237,24 +175,17 @@ async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir,
         await agent.aclose()
 
 
-def evaluate(config: EvalConfig, run_path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], RunStats]:
-    """Synchronous wrapper of :func:`evaluate_async`."""
-    return asyncio.run(evaluate_async(config, run_path, **kwargs))
-
-
-def play_baselines(run_dirs: list[str | os.PathLike[str]], out_dir: str | os.PathLike[str], *,
-                   progress: bool = True) -> list[Path]:
-    """Play (or resume) random and oracle on every level set of ``run_dirs`` that lacks them, under ``out_dir``.
+def baseline_configs(run_dirs: list[str | os.PathLike[str]]) -> list[tuple[str, EvalConfig]]:
+    """The random and oracle runs the level sets of ``run_dirs`` lack, as (level-set key, config) pairs.
 
     Runs are grouped by :func:`~ragen_eval.run_dir.level_set_key`; a group that already holds a
-    built-in baseline covering its envs and episodes gets none. Returns the baseline run
-    directories, to be ranked beside ``run_dirs`` by ``ragen-eval leaderboard``.
+    built-in baseline covering its envs and episodes gets none.
     """
     groups: dict[str, list[EvalConfig]] = {}
     for path in run_dirs:
         config, _ = load_run(path)
         groups.setdefault(level_set_key(config), []).append(config)
-    made = []
+    wanted = []
     for key, members in groups.items():
         envs = list(dict.fromkeys(env for c in members for env in c.envs))
         episodes = max(c.episodes for c in members)
@@ -263,10 +194,8 @@ def play_baselines(run_dirs: list[str | os.PathLike[str]], out_dir: str | os.Pat
                    and c.episodes >= episodes for c in members):
                 continue
             base = members[0]
-            config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
-                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs,
-                                levels=base.levels, levels_limit=base.levels_limit)
-            path = Path(out_dir) / f"{config.run_name()}__{key}"
-            evaluate(config, path, progress=progress)
-            made.append(path)
-    return made
+            wanted.append((key, EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
+                                           seed_start=base.seed_start, protocol=base.protocol,
+                                           env_configs=base.env_configs, levels=base.levels,
+                                           levels_limit=base.levels_limit)))
+    return wanted

@@ -52,16 +52,18 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from ragen_eval.agents.base import Completion, SamplingParams
+from ragen_eval.agents.base import Agent, Completion, SamplingParams
+from ragen_eval.agents.chat_policies import ChatOracleAgent, ChatRandomAgent
+from ragen_eval.agents.hf_agent import HFAgent
+from ragen_eval.embedded_model import resolve_model_path
 
 if TYPE_CHECKING:
     import threading
-
-    from ragen_eval.agents.base import Agent
 
 LISTENING_PREFIX = "ragen-eval serve: listening on "
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]", re.UNICODE)
@@ -174,22 +176,14 @@ def garbage_text(rng: random.Random) -> str:
 
 def make_server_agent(config: ServeConfig) -> Agent:
     """The agent named by ``config.agent``: a built-in chat policy or a checkpoint directory."""
-    from ragen_eval.agents.chat_policies import ChatOracleAgent, ChatRandomAgent
-
     if config.agent == "random":
         return ChatRandomAgent()
     if config.agent == "oracle":
         return ChatOracleAgent()
-    from pathlib import Path
-
-    from ragen_eval.embedded_model import resolve_model_path
-
     path = Path(resolve_model_path(config.agent))
     if not path.is_dir():
         raise ValueError(f"--agent must be 'random', 'oracle', 'default' or a checkpoint directory; "
                          f"{config.agent!r} is none")
-    from ragen_eval.agents.hf_agent import HFAgent
-
     return HFAgent(str(path), device=config.device)
 
 

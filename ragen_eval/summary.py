@@ -1,7 +1,7 @@
 """Summaries of runs: identity, completeness and metrics, built from episode records alone.
 
-The runner plays and this module summarises; ``show``, ``merge``, the leaderboard and the runner
-all build a run's ``summary.json`` here, so it is a pure function of ``episodes.jsonl`` (and of
+The runner plays and this module summarises; ``evaluate``, ``judge``, ``show``, ``merge`` and
+the leaderboard all build a run's summary here, so it is a pure function of ``episodes.jsonl`` (and of
 the judge's current verdicts in ``judge.jsonl``, when the run was judged).
 """
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ragen_eval.consistency import score_episode
+from ragen_eval.consistency.scoring import score_episode
 from ragen_eval.consistency.transcript import mark_claims
 
 _VERDICT = {True: "TRUE", False: "FALSE", None: "UNCHECKED"}

@@ -45,6 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"ragen-train: error: {', '.join(missing)} not installed; install ragen-envs[train]", file=sys.stderr)
         return 2
+    # The training modules load torch, so they are imported only after the check above.
     if argv and argv[0] == "sft":
         from ragen_train import sft
 

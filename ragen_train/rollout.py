@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 from ragen_envs.config_dicts import coerce_config
-from ragen_envs.text import ProtocolConfig
+from ragen_envs.text import EpisodeBatch, ProtocolConfig
 from ragen_train.config import REWARD_PLACEMENTS
 
 #: Stands in for the assistant's reply while rendering the chat template; split on it.
@@ -372,8 +372,6 @@ def rollout(
     left untouched, and each request also gets its own seed (:func:`request_seeds`); the same seed
     reproduces the same rollouts.
     """
-    from ragen_envs.text import EpisodeBatch
-
     if group_size < 1 or not seeds:
         raise ValueError(f"need at least one seed and group_size >= 1, got {len(seeds)} seeds, group_size {group_size}")
     protocol = coerce_config(ProtocolConfig, protocol)

@@ -36,8 +36,11 @@ import torch
 from ragen_envs.config_dicts import config_from_dict, require_ints
 from ragen_envs.config_docs import config_help, game_config_help
 from ragen_envs.overrides import parse_flag
-from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig
+from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
 from ragen_train.loss import aggregate, token_logprobs
+from ragen_train.policy import load_tokenizer
+from ragen_train.rollout import append_turn, encode_text, env_turn_text, render_chat, start_trajectory
+from ragen_train.tiny import build_tiny_checkpoint
 
 
 @dataclass
@@ -117,8 +120,6 @@ def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
     taken as finished: a rollout reply cut off by the token limit has no stop token, so for it the
     two layouts differ in that token's mask (and, on the last turn, its presence).
     """
-    from ragen_train.rollout import append_turn, encode_text, env_turn_text, render_chat, start_trajectory
-
     chat = list(messages)
     firsts = [k for k, m in enumerate(chat) if m.get("role") == "assistant"]
     if not firsts:
@@ -247,9 +248,6 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
     (a run in chunks; the final checkpoint is written by the call that reaches the last step).
     """
     from transformers import AutoModelForCausalLM
-
-    from ragen_train.demos import level_seeds, play_demo
-    from ragen_train.policy import load_tokenizer
 
     out = Path(config.out)
     settings = config.to_dict()
@@ -391,8 +389,6 @@ def _resolve_model(config: SFTConfig, out: Path) -> Path:
     path = checkpoint_dir(config.model)
     if path is not None:
         return path
-    from ragen_train.tiny import build_tiny_checkpoint
-
     init = out / "init"
     shutil.rmtree(init, ignore_errors=True)
     # heads of size 64 (vLLM's CPU attention needs >= 64) and a 2x MLP, the default tiny shape's ratios

@@ -32,12 +32,12 @@ from torch import nn
 
 from ragen_envs import split_seeds
 from ragen_eval.agents.base import SamplingParams
+from ragen_eval.cli import evaluate as run_eval
 from ragen_eval.config import EvalConfig
 from ragen_eval.jsonl_store import rewrite_jsonl
 from ragen_eval.metrics import headline_metrics
-from ragen_eval.summary import summarize
 from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE
-from ragen_eval.runner import evaluate as run_eval
+from ragen_eval.summary import summarize
 from ragen_train.advantages import (
     broadcast_to_tokens,
     grpo_advantages,
@@ -72,6 +72,8 @@ from ragen_train.policy import ActorCritic, load_policy, load_reference, load_to
 from ragen_train.rollout import RolloutBatch, RolloutEngine, Trajectory, rollout
 from ragen_train.run_dir import open_run_dir
 from ragen_train.run_log import MetricsLog, metric_group, plot_metrics
+from ragen_train.tiny import build_tiny_checkpoint
+from ragen_train.vllm_engine import VLLMRolloutEngine
 
 
 def step_seed_start(config: TrainConfig, step: int) -> int:
@@ -598,8 +600,6 @@ def open_rollout_engine(
     if info.distributed:
         raise ValueError("rollout_engine=vllm runs one vLLM engine inside the training process and supports a "
                          "single process only; under torchrun use rollout_engine=hf")
-    from ragen_train.vllm_engine import VLLMRolloutEngine
-
     return VLLMRolloutEngine(model_path, dtype=next(lm.parameters()).dtype, max_model_len=config.max_seq_len,
                              gpu_memory_utilization=config.vllm_gpu_memory_utilization,
                              enforce_eager=config.vllm_enforce_eager, seed=config.seed)
@@ -621,8 +621,6 @@ def initial_model(config: TrainConfig, run_dir: Path) -> Path:
             raise FileNotFoundError(f"model {config.model!r} is not a transformers checkpoint directory "
                                     "(no config.json); use a local path or model=tiny")
         return path
-    from ragen_train.tiny import build_tiny_checkpoint
-
     path = run_dir / "init_model"
     if not (path / "config.json").is_file():
         build_tiny_checkpoint(path, seed=config.seed, hidden_size=config.tiny_hidden_size,

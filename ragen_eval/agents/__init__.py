@@ -1,10 +1,18 @@
-"""Agents: the built-ins, and model backends imported only when asked for (vllm and torch are heavy)."""
+"""Agents: the built-ins and the model backends, built by :func:`make_agent`.
+
+Heavy or optional libraries load only when a backend is built: vllm and torch inside their agents,
+and the openai backend (httpx and openai, the ``[eval]`` extra) here, on first use.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from ragen_eval.agents.base import Agent, Completion, SamplingParams
+from ragen_eval.agents.builtin import OracleAgent, RandomAgent
+from ragen_eval.agents.hf_agent import HFAgent
+from ragen_eval.agents.vllm_agent import VLLMAgent
+from ragen_eval.embedded_model import resolve_model_path
 
 
 def make_agent(
@@ -27,29 +35,21 @@ def make_agent(
     ``model_args`` go to the vllm engine (``dtype``, ``max_model_len``, ...) or to ``HFAgent``.
     """
     if backend == "builtin":
-        from ragen_eval.agents.builtin import OracleAgent, RandomAgent
-
         if model == "random":
             return RandomAgent(seed=seed)
         if model == "oracle":
             return OracleAgent()
         raise ValueError(f"the builtin backend has 'random' and 'oracle', not {model!r}")
     if backend == "openai":
-        from ragen_eval.agents.openai_agent import OpenAIChatAgent
+        from ragen_eval.agents.openai_agent import OpenAIChatAgent  # needs the [eval] extra
 
         if not base_urls:
             raise ValueError("the openai backend needs at least one base URL")
         return OpenAIChatAgent(model, base_urls, api_key, concurrency=concurrency, timeout=timeout,
                                max_retries=max_retries, requests_per_second=requests_per_second)
     if backend == "vllm":
-        from ragen_eval.agents.vllm_agent import VLLMAgent
-        from ragen_eval.embedded_model import resolve_model_path
-
         return VLLMAgent(resolve_model_path(model), **(model_args or {}))
     if backend == "hf":
-        from ragen_eval.agents.hf_agent import HFAgent
-        from ragen_eval.embedded_model import resolve_model_path
-
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from ragen_eval.agents.base import Agent, Completion, SamplingParams
-from ragen_eval.agents.batching import BatchedAgent
+from ragen_eval.agents.vllm_agent import BatchedAgent
 
 
 class EchoAgent(BatchedAgent):

@@ -20,13 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ragen_eval.agents.base import Agent, Completion, SamplingParams
-from ragen_eval.cli import main
+from ragen_eval.cli import evaluate, judge, main
 from ragen_eval.config import EvalConfig
 from ragen_eval.consistency.judge import judge_metrics
 from ragen_eval.run_dir import JUDGE_FILE, current_judgements, episode_digest
 from ragen_eval.judging import JudgeConfig
 from ragen_eval.jsonl_store import read_jsonl
-from ragen_eval.runner import evaluate, judge
 from ragen_eval.serve import ServeConfig, serve_in_thread
 
 THOUGHT = "I am at (4, 2). A wall is at (0, 0). The box is at (0, 0). I will go up."

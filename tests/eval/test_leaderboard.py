@@ -11,12 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from ragen_eval.cli import main
+from ragen_eval.cli import evaluate, main, play_baselines
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import build_leaderboard
-from ragen_eval.runner import evaluate, play_baselines
+from ragen_eval.summary import summary_of
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+def _board(runs):
+    """The leaderboard of some run directories, each with the summary recomputed from its episodes."""
+    return build_leaderboard({path: summary_of(path) for path in runs})
 
 
 def _digest(folder: Path) -> dict[str, str]:
@@ -27,7 +32,7 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     config = EvalConfig(model="random", agent_seed=7, envs=["bandit", "sokoban"], episodes=8)
     evaluate(config, tmp_path / "mine", progress=False)
     baselines = play_baselines([tmp_path / "mine"], tmp_path / "baselines", progress=False)
-    board = build_leaderboard([tmp_path / "mine", *baselines])
+    board = _board([tmp_path / "mine", *baselines])
     # The given run is a random baseline already; only the oracle is played, on the same levels.
     assert [p.name.split("__")[0] for p in (tmp_path / "baselines").iterdir()] == ["oracle"]
     assert [row["model"] for row in board.rows] == ["oracle", "random"]  # ranked by macro success
@@ -38,11 +43,11 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     # A second `baselines` step finds the baseline it played and does not play it again.
     played = (baselines[0] / "episodes.jsonl").read_bytes()
     assert main(["baselines", str(tmp_path / "mine"), "--out", str(tmp_path / "baselines"), "--no-progress"]) == 0
-    again = build_leaderboard([tmp_path / "mine", *map(Path, capsys.readouterr().out.split())])
+    again = _board([tmp_path / "mine", *map(Path, capsys.readouterr().out.split())])
     assert [r["run"] for r in again.rows] == [r["run"] for r in board.rows]
     assert (baselines[0] / "episodes.jsonl").read_bytes() == played
     # The leaderboard itself plays nothing: it ranks exactly the runs it is given.
-    assert len(build_leaderboard([tmp_path / "mine"]).rows) == 1
+    assert len(_board([tmp_path / "mine"]).rows) == 1
 
 
 def test_baselines_of_a_folder_that_is_no_run_fail_before_playing(tmp_path, capsys):

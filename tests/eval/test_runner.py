@@ -14,9 +14,9 @@ import pytest
 
 from ragen_eval.agents.base import Completion
 from ragen_eval.agents.builtin import OracleAgent, RandomAgent
+from ragen_eval.cli import evaluate
 from ragen_eval.config import EvalConfig
 from ragen_eval.jsonl_store import read_jsonl
-from ragen_eval.runner import evaluate
 from ragen_eval.summary import summary_of
 
 

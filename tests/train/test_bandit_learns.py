@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("transformers")
 
 from ragen_eval.agents.base import SamplingParams  # noqa: E402
+from ragen_eval.cli import evaluate  # noqa: E402
 from ragen_eval.config import EvalConfig  # noqa: E402
-from ragen_eval.runner import evaluate  # noqa: E402
 from ragen_train.checkpoint import latest_checkpoint  # noqa: E402
 from ragen_train.config import load_config  # noqa: E402
 from ragen_train.demos import DemoConfig  # noqa: E402
