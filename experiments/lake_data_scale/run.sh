@@ -4,8 +4,10 @@
 # SFT'd on the oracle's play of 128,000 fresh FrozenLake train levels, FrozenLake alone, with the
 # short prompt of experiments/rl_gain (the curriculum prompt of the default model's lake stage),
 # one epoch, batch 16, lr 2e-3 (the RL-gain study's SFT). Its weights are kept every 2,000 steps
-# (32,000 levels), and each kept model plays 512 val and 512 test FrozenLake levels at ragen-eval's
-# default temperature. Every step skips itself when its output exists, so rerunning resumes.
+# (32,000 levels). A second stage then continues from the finished model on 128,000 more, fresh levels
+# (demo seed 1, lr 1e-3: the next doubling), keeping its weights every 4,000 steps. Each kept model
+# plays 512 val and 512 test FrozenLake levels at ragen-eval's default temperature. Every step skips
+# itself when its output exists, so rerunning resumes.
 # Usage: experiments/lake_data_scale/run.sh [OUT]     then: python experiments/lake_data_scale/export.py OUT
 set -euo pipefail
 OUT=${1:-runs/lake_data_scale}
@@ -13,24 +15,32 @@ EPISODES=${EPISODES:-128000}
 CHUNK=${CHUNK:-2000}  # steps of batch 16 between kept models: 32,000 levels
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
-sft=$OUT/sft
-until [ -f "$sft/model.safetensors" ]; do
-  ragen-train sft --model tiny --out "$sft" --env frozenlake --episodes "$EPISODES" --mode oracle --thought none \
-    --epochs 1 --batch-size 16 --lr 2e-3 --warmup-steps 20 --seed 0 --demo-seed 0 --checkpoint-every 100 \
-    --log-every 100 --max-steps "$CHUNK" --protocol "$SHORT"
-  step=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$sft/resume/progress.json")
-  rm -rf "$sft/snapshots/step_$step" && mkdir -p "$sft/snapshots" && cp -r "$sft/resume" "$sft/snapshots/step_$step"
-  rm -f "$sft/snapshots/step_$step/optimizer.pt"
-done
+# stage DIR MODEL DEMO_SEED LR CHUNK: SFT MODEL on $EPISODES fresh lake levels, CHUNK steps at a time,
+# keeping the weights after every chunk under DIR/snapshots/step_N
+stage() {
+  local dir=$1 model=$2 demo_seed=$3 lr=$4 chunk=$5
+  until [ -f "$dir/model.safetensors" ]; do
+    ragen-train sft --model "$model" --out "$dir" --env frozenlake --episodes "$EPISODES" --mode oracle \
+      --thought none --epochs 1 --batch-size 16 --lr "$lr" --warmup-steps 20 --seed 0 --demo-seed "$demo_seed" \
+      --checkpoint-every 100 --log-every 100 --max-steps "$chunk" --protocol "$SHORT"
+    step=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$dir/resume/progress.json")
+    rm -rf "$dir/snapshots/step_$step" && mkdir -p "$dir/snapshots" && cp -r "$dir/resume" "$dir/snapshots/step_$step"
+    rm -f "$dir/snapshots/step_$step/optimizer.pt"
+  done
+}
+stage "$OUT/sft" tiny 0 2e-3 "$CHUNK"
+stage "$OUT/sft-more" "$OUT/sft" 1 1e-3 $((2 * CHUNK))
 for model in random oracle; do  # the floor and the ceiling, on the same levels
   for split in val test; do
     [ -f "$OUT/eval/$model-$split/summary.json" ] || ragen-eval --model "$model" --env frozenlake --split "$split" \
       --episodes 512 --protocol "$SHORT" --out "$OUT/eval" --run-name "$model-$split" --no-progress
   done
 done
-for snapshot in "$sft"/snapshots/step_*; do
+for snapshot in "$OUT"/sft/snapshots/step_* "$OUT"/sft-more/snapshots/step_*; do
+  prefix=""
+  [[ $snapshot != */sft-more/* ]] || prefix=more_
   for split in val test; do
-    name=$(basename "$snapshot")-$split
+    name=$prefix$(basename "$snapshot")-$split
     [ -f "$OUT/eval/$name/summary.json" ] || ragen-eval --model "$snapshot" --backend hf --env frozenlake \
       --split "$split" --episodes 512 --protocol "$SHORT" --out "$OUT/eval" --run-name "$name" --no-progress
   done
