@@ -11,15 +11,7 @@ OUT=${1:-runs/default_model_v11}
 CHUNK=${CHUNK:-500}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
-chunked() {  # chunked DIR ARGS...: as train.sh, keeping the weights after every chunk under DIR/snapshots
-  local dir=$1; shift
-  until [ -f "$dir/model.safetensors" ]; do
-    ragen-train sft --out "$dir" "$@" --max-steps "$CHUNK"
-    step=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$dir/resume/progress.json")
-    rm -rf "$dir/snapshots/step_$step" && mkdir -p "$dir/snapshots" && cp -r "$dir/resume" "$dir/snapshots/step_$step"
-    rm -f "$dir/snapshots/step_$step/optimizer.pt"
-  done
-}
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
 if [ ! -f "$OUT/stage8/model.safetensors" ]; then
   src=$(python -c "from ragen_eval.embedded_model import resolve_model_path; print(resolve_model_path('default'))")
   mkdir -p "$OUT" && rm -rf "$OUT/stage8" && cp -r "$src" "$OUT/stage8"

@@ -10,15 +10,7 @@ LAYERS=${LAYERS:-2}
 # One intra-op thread: on a small shared CPU, torch's thread pool spinning against other
 # processes made a step 4x slower than a single thread (measured 8.4 s vs 2.2 s).
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-chunked() {  # chunked DIR ARGS...: run `ragen-train sft ARGS` CHUNK steps at a time until DIR has its model
-  local dir=$1; shift
-  until [ -f "$dir/model.safetensors" ]; do
-    ragen-train sft --out "$dir" "$@" --max-steps "$CHUNK"
-    step=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$dir/resume/progress.json")
-    rm -rf "$dir/snapshots/step_$step" && mkdir -p "$dir/snapshots" && cp -r "$dir/resume" "$dir/snapshots/step_$step"
-    rm -f "$dir/snapshots/step_$step/optimizer.pt"
-  done
-}
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
 # Stage 1: learn to read a Sokoban grid. With the default protocol (rules, legend and history
 # around the grid) a 2-layer model stayed on the plateau where it moves without reading the grid
 # through 35,000 Sokoban demonstrations (loss 0.40, test success 0.125 at step 2,750 of a 64k/32k/2k

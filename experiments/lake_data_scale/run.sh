@@ -12,24 +12,17 @@
 set -euo pipefail
 OUT=${1:-runs/lake_data_scale}
 EPISODES=${EPISODES:-128000}
-CHUNK=${CHUNK:-2000}  # steps of batch 16 between kept models: 32,000 levels
+STAGE1_CHUNK=${STAGE1_CHUNK:-2000}  # steps of batch 16 between kept models of stage 1: 32,000 levels
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
-# stage DIR MODEL DEMO_SEED LR CHUNK: SFT MODEL on $EPISODES fresh lake levels, CHUNK steps at a time,
-# keeping the weights after every chunk under DIR/snapshots/step_N
-stage() {
-  local dir=$1 model=$2 demo_seed=$3 lr=$4 chunk=$5
-  until [ -f "$dir/model.safetensors" ]; do
-    ragen-train sft --model "$model" --out "$dir" --env frozenlake --episodes "$EPISODES" --mode oracle \
-      --thought none --epochs 1 --batch-size 16 --lr "$lr" --warmup-steps 20 --seed 0 --demo-seed "$demo_seed" \
-      --checkpoint-every 100 --log-every 100 --max-steps "$chunk" --protocol "$SHORT"
-    step=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['step'])" "$dir/resume/progress.json")
-    rm -rf "$dir/snapshots/step_$step" && mkdir -p "$dir/snapshots" && cp -r "$dir/resume" "$dir/snapshots/step_$step"
-    rm -f "$dir/snapshots/step_$step/optimizer.pt"
-  done
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
+stage() {  # stage DIR MODEL DEMO_SEED LR: SFT MODEL on $EPISODES fresh lake levels
+  chunked "$1" --model "$2" --env frozenlake --episodes "$EPISODES" --mode oracle --thought none --epochs 1 \
+    --batch-size 16 --lr "$4" --warmup-steps 20 --seed 0 --demo-seed "$3" --checkpoint-every 100 --log-every 100 \
+    --protocol "$SHORT"
 }
-stage "$OUT/sft" tiny 0 2e-3 "$CHUNK"
-stage "$OUT/sft-more" "$OUT/sft" 1 1e-3 $((2 * CHUNK))
+CHUNK=$STAGE1_CHUNK stage "$OUT/sft" tiny 0 2e-3
+CHUNK=$((2 * STAGE1_CHUNK)) stage "$OUT/sft-more" "$OUT/sft" 1 1e-3
 for model in random oracle; do  # the floor and the ceiling, on the same levels
   for split in val test; do
     [ -f "$OUT/eval/$model-$split/summary.json" ] || ragen-eval --model "$model" --env frozenlake --split "$split" \
