@@ -1,10 +1,10 @@
 """The lake data-scale curve from ``run.sh``'s evaluations: a CSV of success per kept model and split, and a plot.
 
-Stage 1 is the run from scratch (``STAGE_DIR = sft``), stage 2 its continuation on fresh levels
-(``sft-more``; its kept models are evaluated as ``more_step_N``), so a point's demonstrations are
-counted across both. Beside success stands how often a turn's first move was optimal (no move has a higher chance of
-reaching the goal), with what a uniformly random move would score on the same states:
-``experiments/default_model/diagnose.py``'s measure of whether a model reads the lake.
+Stage 1 is the run from scratch (``RUN/sft``), stage 2 its continuation on fresh levels
+(``RUN/sft-more``; its kept models are evaluated as ``more_step_N``), so a point's demonstrations
+are counted across both. Beside success stands how often a turn's first move was optimal (no move
+has a higher chance of reaching the goal), with what a uniformly random move would score on the
+same states: ``experiments/default_model/diagnose.py``'s measure of whether a model reads the lake.
 
     python experiments/lake_data_scale/export.py runs/lake_data_scale --out docs/baselines/lake_data_scale
 """
@@ -20,6 +20,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "default_model"))
 from diagnose import diagnose  # noqa: E402
 
+from ragen_eval.jsonl_store import read_jsonl  # noqa: E402
+
 BATCH = 16  # run.sh's batch size: one demonstration episode per row, one epoch
 
 
@@ -32,16 +34,19 @@ def first_stage_demonstrations(run: Path) -> int:
 def rows(run: Path) -> list[dict]:
     """One row per evaluated model (a kept SFT model of stage 1 or 2, or random/oracle) and split."""
     out = []
+    first_stage: int | None = None  # read once, when a stage-2 model is met
     for summary_path in sorted((run / "eval").glob("*/summary.json")):
         name, _, split = summary_path.parent.name.rpartition("-")
         overall = json.loads(summary_path.read_text())["overall"]
-        episodes = (summary_path.parent / "episodes.jsonl").read_text().splitlines()
-        moves = diagnose(r for r in map(json.loads, episodes) if not r.get("error"))["frozenlake"]
+        records = read_jsonl(summary_path.parent / "episodes.jsonl")
+        moves = diagnose(r for r in records if not r.get("error"))["frozenlake"]
         stage, step, seen = None, None, None
         if name.startswith(("step_", "more_step_")):
             stage = 2 if name.startswith("more_") else 1
             step = int(name.rpartition("step_")[2])
-            seen = step * BATCH + (first_stage_demonstrations(run) if stage == 2 else 0)
+            if stage == 2 and first_stage is None:
+                first_stage = first_stage_demonstrations(run)
+            seen = step * BATCH + (first_stage if stage == 2 else 0)
         out.append({"model": "sft" if stage else name, "stage": stage, "step": step, "demonstrations": seen,
                     "split": split, "episodes": overall["episodes"], "success": round(overall["success_rate"], 4),
                     "ci95_low": round(overall["success_ci95"][0], 4), "ci95_high": round(overall["success_ci95"][1], 4),
