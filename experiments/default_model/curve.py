@@ -27,24 +27,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evaluate import GAMES, TRAINED_AS, evaluate  # noqa: E402
-
-
-def earlier_configs(run: Path) -> list[dict]:
-    """The ``sft_config.json`` of each finished SFT stage ``run`` started from (its ``--model`` chain)."""
-    configs = []
-    model = Path(json.loads((run / "sft_config.json").read_text())["model"])
-    while (model / "sft_config.json").is_file():
-        configs.append(json.loads((model / "sft_config.json").read_text()))
-        model = Path(configs[-1]["model"])
-    return configs
+from export import stage_chain  # noqa: E402
 
 
 def earlier_stages(run: Path) -> Counter[str]:
-    """Demonstrations of each game in the finished SFT stages ``run`` started from."""
+    """Demonstrations of each game in the finished SFT stages ``run`` started from (its ``--model`` chain)."""
     counts: Counter[str] = Counter()
-    for config in earlier_configs(run):
-        for demos in config["demos"]:
-            counts[demos["env"]] += demos["num_episodes"] * config["epochs"]
+    for stage in stage_chain(run)[:-1]:
+        for game, episodes in stage["demonstrations"].items():
+            counts[game] += episodes * stage["epochs"]
     return counts
 
 
@@ -62,7 +53,7 @@ def episodes_seen(run: Path, step: int) -> dict[str, int]:
 
 def stage_number(run: Path) -> int:
     """1 for a stage trained from ``tiny``, 2 for one trained from a stage-1 output, and so on."""
-    return len(earlier_configs(run)) + 1
+    return len(stage_chain(run))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,21 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     if missing or not results_path.is_file():
         parser.error(f"{run} lacks {missing} or {results_path} is missing; train and evaluate first")
     results = json.loads(results_path.read_text())
-    stages = _stages(run)
+    stages = stage_chain(run)
     install_checkpoint(run)
     model_config = json.loads((run / "config.json").read_text())
-    games = [d["env"] for d in stages[-1]["config"]["demos"]]
+    games = list(stages[-1]["demonstrations"])
     provenance = {
         "games": games,
         "stage": "oracle-sft",
         "protocol": "default (ragen_envs.text.ProtocolConfig defaults; ragen-eval's prompts)",
         "model": {k: model_config[k] for k in ("hidden_size", "num_hidden_layers", "num_attention_heads",
                                                "intermediate_size", "vocab_size")},
-        "stages": [{"demonstrations": {d["env"]: d["num_episodes"] for d in st["config"]["demos"]},
-                    "protocol": st["config"]["demos"][0].get("protocol") or "default",
-                    "demo_seed": st["config"]["demos"][0]["seed"],
-                    **{k: st["config"][k] for k in ("epochs", "batch_size", "lr", "warmup_steps", "seed")},
-                    "optimizer_steps": st["steps"], "step_seconds": st["seconds"]} for st in stages],
+        "stages": stages,
         "test": results["players"],
         "test_episodes_per_game": results["episodes"],
         "train_command": TRAIN_COMMAND,
@@ -71,15 +67,25 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _stages(run: Path) -> list[dict]:
-    """The SFT runs that made ``run``, first to last, following each one's ``--model`` back to ``tiny``."""
-    stages = []
+def stage_chain(run: Path) -> list[dict]:
+    """The SFT runs that made ``run``, first to last, as provenance entries.
+
+    Follows each run's ``--model`` back to ``tiny``, or to a copy of an exported default model (a
+    stage trained on top of the shipped weights), whose own provenance lists the stages before it.
+    """
+    stages: list[dict] = []
     while True:
+        if not (run / "sft_config.json").is_file() and (run / "provenance.json").is_file():
+            return json.loads((run / "provenance.json").read_text())["stages"] + stages
         config = json.loads((run / "sft_config.json").read_text())
         with open(run / "sft_metrics.csv") as handle:
             rows = list(csv.DictReader(handle))
-        stages.insert(0, {"config": config, "steps": len(rows),
-                          "seconds": round(sum(float(r["seconds"]) for r in rows))})
+        demos = config["demos"]
+        stages.insert(0, {"demonstrations": {d["env"]: d["num_episodes"] for d in demos},
+                          "protocol": demos[0].get("protocol") or "default", "demo_seed": demos[0]["seed"],
+                          **{k: config[k] for k in ("epochs", "batch_size", "lr", "warmup_steps", "seed")},
+                          "optimizer_steps": len(rows),
+                          "step_seconds": round(sum(float(r["seconds"]) for r in rows))})
         if config["model"] == "tiny":
             return stages
         run = Path(config["model"])

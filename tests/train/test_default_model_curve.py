@@ -47,6 +47,28 @@ def test_stages_are_numbered_along_the_model_chain(curve, chain) -> None:
     assert curve.earlier_stages(second) == {"bandit": 16}
 
 
+def test_a_stage_on_top_of_the_exported_model_continues_its_provenance(curve, chain, tmp_path) -> None:
+    """A stage trained from a copy of ``ragen_eval/default_model/`` (no sft_config.json there) takes the
+    stages before it from the copy's provenance.json: numbering, counts and the exported entries."""
+    second = chain[1]
+    export = load_script("experiments/default_model/export.py")
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "provenance.json").write_text(json.dumps({"stages": export.stage_chain(second)}))
+    config = json.loads((second / "sft_config.json").read_text())
+    third = tmp_path / "stage3"
+    third.mkdir()
+    (third / "sft_config.json").write_text(json.dumps({**config, "model": str(shipped)}))
+    shutil.copy(second / "sft_metrics.csv", third / "sft_metrics.csv")
+    chain_entries = export.stage_chain(third)
+    assert [st["demonstrations"] for st in chain_entries] == [{"bandit": 16}, {"bandit": 8, "frozenlake": 8},
+                                                                {"bandit": 8, "frozenlake": 8}]
+    steps = len((second / "sft_metrics.csv").read_text().splitlines()) - 1
+    assert chain_entries[-1]["optimizer_steps"] == steps and chain_entries[-1]["demo_seed"] == 1
+    assert curve.stage_number(third) == 3
+    assert curve.earlier_stages(third) == {"bandit": 24, "frozenlake": 8}
+
+
 def test_the_curve_counts_every_stage_and_evaluates_snapshots(curve, chain, tmp_path) -> None:
     first, second = chain
     final = {game: {"episodes": 5, "success_rate": 0.4, "success_ci95": [0.1, 0.8], "format_error_rate": 0.0}
