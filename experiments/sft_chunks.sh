@@ -1,8 +1,9 @@
 # Sourced by the SFT experiment scripts. chunked DIR ARGS...: run `ragen-train sft --out DIR ARGS`
 # CHUNK steps at a time (default 500) until DIR holds its model, keeping the weights after every chunk
 # under DIR/snapshots/step_N (without the optimizer state), so a curve can be drawn and a stopped run resumed.
-# embedded_default DIR: copy the embedded default model (ragen_eval/default_model/) to DIR, once, as
-# the start of a stage trained on top of the shipped weights.
+# copy_model DIR [MODEL]: copy MODEL (a checkpoint directory, or `default`, the embedded default model
+# in ragen_eval/default_model/; `default` when left out) to DIR, once, as the start of a stage trained
+# on top of existing weights.
 chunked() {
   local dir=$1; shift
   until [ -f "$dir/model.safetensors" ]; do
@@ -13,10 +14,10 @@ chunked() {
   done
 }
 
-embedded_default() {
-  local dir=$1
+copy_model() {
+  local dir=$1 model=${2:-default}
   [ -f "$dir/model.safetensors" ] && return 0
   local src
-  src=$(python -c "from ragen_eval.embedded_model import resolve_model_path; print(resolve_model_path('default'))")
+  src=$(python -c "import sys; from ragen_eval.embedded_model import resolve_model_path; print(resolve_model_path(sys.argv[1]))" "$model")
   mkdir -p "$(dirname "$dir")" && rm -rf "$dir" && cp -r "$src" "$dir"
 }

@@ -8,8 +8,8 @@
 set -euo pipefail
 OUT=${1:-runs/default_model_v13}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS..., embedded_default DIR
-embedded_default "$OUT/stage9"
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS..., copy_model DIR [MODEL]
+copy_model "$OUT/stage9"
 chunked "$OUT/sft" --model "$OUT/stage9" --env simple_sokoban,frozenlake,bandit --episodes 32000,128000,2000 \
   --mode oracle --thought none --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 16 \
   --checkpoint-every 250 --log-every 100

@@ -11,8 +11,8 @@ OUT=${1:-runs/default_model_v11}
 CHUNK=${CHUNK:-500}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
-source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS..., embedded_default DIR
-embedded_default "$OUT/stage8"
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS..., copy_model DIR [MODEL]
+copy_model "$OUT/stage8"
 chunked "$OUT/stage11" --model "$OUT/stage8" --env frozenlake --episodes 128000 --mode oracle --thought none \
   --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --demo-seed 13 --checkpoint-every 100 \
   --log-every 100 --protocol "$SHORT"

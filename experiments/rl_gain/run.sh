@@ -29,12 +29,10 @@ sft_protocol=() eval_protocol=() train_protocol=()
 if [ -n "$PROTOCOL" ]; then
   sft_protocol=(--protocol "$PROTOCOL") eval_protocol=(--protocol "$PROTOCOL") train_protocol=("protocol=$PROTOCOL")
 fi
+source "$(dirname "$0")/../sft_chunks.sh"  # copy_model DIR [MODEL]
 mkdir -p "$OUT"
 sft=$OUT/$GAME-sft
-if [ -n "${SFT_MODEL:-}" ] && [ ! -f "$sft/model.safetensors" ]; then
-  src=$(python -c "import sys; from ragen_eval.embedded_model import resolve_model_path; print(resolve_model_path(sys.argv[1]))" "$SFT_MODEL")
-  rm -rf "$sft" && cp -r "$src" "$sft"
-fi
+if [ -n "${SFT_MODEL:-}" ]; then copy_model "$sft" "$SFT_MODEL"; fi
 until [ -f "$sft/model.safetensors" ]; do
   ragen-train sft --model tiny --out "$sft" --env "$GAME" --episodes "$SFT_EPISODES" --mode oracle \
     --thought none --epochs 1 --batch-size 16 --lr 2e-3 --warmup-steps 20 --seed 0 --demo-seed 0 \
