@@ -27,11 +27,12 @@ EVAL_COMMAND = ("python experiments/default_model/evaluate.py --model default --
 #: The commit whose ``ragen_train``/``ragen_envs`` trained the shipped weights (unchanged since, up to the export).
 COMMIT = "8220e09"
 #: How the shipped weights were actually run, where that differs in form from TRAIN_COMMAND.
-TRAINED_UNDER = ("The shipped weights ran the nine stages as separate jobs with the same settings: stage 1 is the "
+TRAINED_UNDER = ("The shipped weights ran the ten stages as separate jobs with the same settings: stage 1 is the "
                  "SFT stage of `experiments/rl_gain/run.sh simple_sokoban runs/rl_gain_short2` (chunks of 400 "
-                 "steps), stages 2 to 8 the `ragen-train sft` lines of train.sh (chunks of 500), and stage 9 "
-                 "train.sh's last line, at commit 1790521, from a copy of the eight-stage weights as they were "
-                 "shipped before it (half precision; chunks of 1,000 steps).")
+                 "steps), stages 2 to 8 the `ragen-train sft` lines of train.sh (chunks of 500), stage 9 "
+                 "train.sh's stage-9 line, at commit 1790521, from a copy of the eight-stage weights as they were "
+                 "shipped before it, and stage 10 train.sh's last line, at commit 1c5083b, from a copy of the "
+                 "nine-stage weights as shipped (both from half precision, in chunks of 1,000 steps).")
 
 
 def main(argv: list[str] | None = None) -> int:

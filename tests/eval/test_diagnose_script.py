@@ -1,6 +1,7 @@
 """experiments/default_model/diagnose.py and outcomes.py on real ragen-eval runs. diagnose: the oracle is
 optimal move by move, a random player scores what chance predicts, and the lake's move values agree with
-value iteration. outcomes: per-level CSVs give the same paired tests as `ragen-eval compare`."""
+value iteration. outcomes: per-level CSVs give the same paired tests as `ragen-eval compare`, and one success rate over
+another's comes with the interval binomial sampling predicts."""
 
 from __future__ import annotations
 
@@ -102,3 +103,36 @@ def test_outcomes_refuses_a_directory_without_episodes(outcomes, tmp_path, capsy
         outcomes.main(["export", str(tmp_path), "--out", str(tmp_path / "x.csv")])
     assert stop.value.code == 2 and "not a ragen-eval run directory" in capsys.readouterr().err
     assert not (tmp_path / "x.csv").exists()
+
+
+def _write_outcomes(path, successes, seeds=None) -> None:
+    rows = [f"frozenlake,{seed},{int(won)},{float(won)}" for seed, won in zip(seeds or range(len(successes)), successes)]
+    path.write_text("\n".join(["env,seed,success,total_reward", *rows]) + "\n")
+
+
+def test_success_ratio_matches_the_binomial_interval(outcomes) -> None:
+    # the reference wins every level, so the ratio is the model's rate and its interval the binomial one
+    n, rate = 2000, 0.9
+    model = [{"env": "frozenlake", "seed": s, "success": s % 10 != 0} for s in range(n)]
+    reference = [{"env": "frozenlake", "seed": s, "success": True} for s in range(n)]
+    r = outcomes.success_ratio(model, reference)["frozenlake"]
+    assert r["pairs"] == n and r["ratio"] == pytest.approx(rate)
+    half = 1.96 * np.sqrt(rate * (1 - rate) / n)
+    assert r["ratio_ci95"][0] == pytest.approx(rate - half, abs=0.003)
+    assert r["ratio_ci95"][1] == pytest.approx(rate + half, abs=0.003)
+
+
+def test_success_ratio_pairs_levels_by_seed_and_ignores_unshared_ones(outcomes, tmp_path, capsys) -> None:
+    _write_outcomes(tmp_path / "a.csv", [1, 0, 1, 1, 0, 1], seeds=[5, 4, 3, 2, 1, 99])
+    _write_outcomes(tmp_path / "ref.csv", [1, 1, 1, 1, 1], seeds=[1, 2, 3, 4, 5])
+    assert outcomes.main(["ratio", str(tmp_path / "a.csv"), str(tmp_path / "ref.csv")]) == 0
+    # seed 99 has no partner: 3 wins of 5 shared levels against 5 of 5
+    assert "| frozenlake | 5 | 0.600 | 1.000 | 0.600 [" in capsys.readouterr().out
+
+
+def test_success_ratio_refuses_a_reference_that_never_wins(outcomes, tmp_path, capsys) -> None:
+    _write_outcomes(tmp_path / "a.csv", [1, 0])
+    _write_outcomes(tmp_path / "ref.csv", [0, 0])
+    with pytest.raises(SystemExit) as stop:
+        outcomes.main(["ratio", str(tmp_path / "a.csv"), str(tmp_path / "ref.csv")])
+    assert stop.value.code == 2 and "never succeeds on frozenlake" in capsys.readouterr().err

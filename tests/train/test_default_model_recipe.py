@@ -23,7 +23,8 @@ COMMITTED = REPO / "docs" / "baselines" / "default_model"
 STAGES = ("v4/stage1_sft_config.json", "v4/sft_config.json", "v6-lake-stage/stage3_sft_config.json",
           "v6-lake-stage/sft_config.json", "v7-sokoban-stage/stage5_sft_config.json",
           "v7-sokoban-stage/sft_config.json", "v9-second-sokoban-stage/stage7_sft_config.json",
-          "v9-second-sokoban-stage/sft_config.json", "v12-lake-mix/sft_config.json")
+          "v9-second-sokoban-stage/sft_config.json", "v12-lake-mix/sft_config.json",
+          "v13-second-lake-mix/sft_config.json")
 #: What decides the weights; paths, logging and checkpoint cadence do not.
 TRAINING_KEYS = ("epochs", "batch_size", "lr", "weight_decay", "grad_clip", "warmup_steps", "max_seq_len", "seed",
                  "tiny_hidden_size", "tiny_num_layers", "share_prefix")
