@@ -90,23 +90,22 @@ def main(argv: list[str] | None = None) -> int:
     comparing.add_argument("--json", action="store_true", help="print the full result as JSON")
     ratio = commands.add_parser("ratio", help="success of A as a fraction of REFERENCE's on the shared levels")
     ratio.add_argument("a", type=Path)
-    ratio.add_argument("reference", type=Path)
+    ratio.add_argument("b", type=Path, metavar="reference")
     args = parser.parse_args(argv)
     if args.command == "export":
         if not (args.run / "episodes.jsonl").is_file():
             parser.error(f"{args.run} is not a ragen-eval run directory (no episodes.jsonl)")
         print(f"wrote {export(args.run, args.out)} levels to {args.out}")
         return 0
-    paths = (args.a, args.reference) if args.command == "ratio" else (args.a, args.b)
-    for path in paths:
+    for path in (args.a, args.b):
         if not path.is_file():
             parser.error(f"{path} does not exist")
     if args.command == "ratio":
         try:
-            ratios = success_ratio(read(args.a), read(args.reference))
+            ratios = success_ratio(read(args.a), read(args.b))
         except ValueError as error:
             parser.error(str(error))
-        print(f"A = {args.a}\nreference = {args.reference}\n")
+        print(f"A = {args.a}\nreference = {args.b}\n")
         print("| env | pairs | success A | success reference | A / reference [95% CI] |\n|---|---|---|---|---|")
         for env, r in ratios.items():
             print(f"| {env} | {r['pairs']} | {r['success']:.3f} | {r['reference_success']:.3f} | "
