@@ -20,6 +20,7 @@ from typing import Any
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields, require_ints
 from ragen_envs.overrides import merge_values, parse_overrides
 from ragen_envs.text import ProtocolConfig
+from ragen_train.filtering import FILTER_STRATEGIES
 from ragen_train.game_settings import check_game_settings
 
 ADVANTAGE_ESTIMATORS = ("gae", "gae-turn", "grpo", "drgrpo")
@@ -118,6 +119,26 @@ class TrainConfig:
     hard_state_retries: int = 0
     """replay a group with no successful rollout up to this many times; the first replay with a success replaces it (remedy 2)"""
 
+    # --- filter strategies and collapse signals ---
+    rollout_filter_strategy: str = "top_k"
+    """top_k: keep rollout_filter_ratio of the groups, largest raw reward std first (RAGEN); top_p: the fewest groups, largest std first, whose stds sum to rollout_filter_top_p of all groups'; min_p: the groups whose std >= rollout_filter_min_p x the largest"""
+    rollout_filter_top_p: float = 0.9
+    """rollout_filter_strategy=top_p: share of the summed in-group reward std that the kept groups hold"""
+    rollout_filter_min_p: float = 0.5
+    """rollout_filter_strategy=min_p: keep the groups whose in-group reward std >= this x the largest"""
+    collapse_signals_every: int = 1
+    """log rollout/reply_entropy, reply_cond_entropy and reply_mi (first-turn replies vs prompts, ragen_train.signals) every k steps; 0: never"""
+    collapse_signals_replies: int = 4
+    """replies per group (its first members) in the reply signals; each is scored under every group's prompt, P x this x P sequences"""
+    collapse_entropy_ratio: float = 0.0
+    """alert when rollout/reply_entropy, averaged over the last collapse_window steps, < this x its early level; 0: off"""
+    collapse_cond_entropy_ratio: float = 0.0
+    """alert when rollout/reply_cond_entropy (entropy collapse) falls below this x its early level; 0: off"""
+    collapse_mi_ratio: float = 0.0
+    """alert when rollout/reply_mi (template collapse) falls below this x its early level; 0: off"""
+    collapse_critic_grad_spike: float = 0.0
+    """alert when the critic's grad norm > this x the median of its earlier ones; 0: off"""
+
     # --- loss ---
     clip_ratio_low: float = 0.2
     """PPO clip below 1 (RAGEN: 0.2)"""
@@ -172,9 +193,9 @@ class TrainConfig:
     collapse_window: int = 5
     """steps that define the early reward-std level"""
     collapse_std_ratio: float = 0.1
-    """alert when in-group reward std < this fraction of its early level"""
+    """alert when in-group reward std < this fraction of its early level; 0: off"""
     collapse_grad_spike: float = 10.0
-    """alert when grad norm > this times its running median"""
+    """alert when the actor's grad norm > this times its running median; 0: off"""
     early_stop_on_collapse: bool = False
     """stop the run at the first collapse alert"""
     target_success: float | None = None
@@ -193,15 +214,27 @@ class TrainConfig:
             raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
                    "reward_placement": REWARD_PLACEMENTS,
-                   "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES}
+                   "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES,
+                   "rollout_filter_strategy": FILTER_STRATEGIES}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}")
         positive = ("total_steps", "env_groups", "group_size", "max_new_tokens", "max_seq_len", "rollout_batch_size",
                     "ppo_epochs", "ppo_mini_batches", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
-                    "eval_episodes", "collapse_window", "log_every", "keep_checkpoints")
+                    "eval_episodes", "collapse_window", "log_every", "keep_checkpoints", "collapse_signals_replies")
         require_ints(self, positive)
-        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries"), minimum=0)
+        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries", "collapse_signals_every"),
+                     minimum=0)
+        if not 0.0 < self.rollout_filter_top_p <= 1.0:
+            raise ValueError(f"rollout_filter_top_p must be in (0, 1], got {self.rollout_filter_top_p!r}")
+        if not 0.0 <= self.rollout_filter_min_p <= 1.0:
+            raise ValueError(f"rollout_filter_min_p must be in [0, 1], got {self.rollout_filter_min_p!r}")
+        for name in ("collapse_std_ratio", "collapse_entropy_ratio", "collapse_cond_entropy_ratio", "collapse_mi_ratio"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0 (0: off), got {getattr(self, name)!r}")
+        for name in ("collapse_grad_spike", "collapse_critic_grad_spike"):
+            if getattr(self, name) != 0 and not getattr(self, name) > 1:
+                raise ValueError(f"{name} must be > 1 (0: off), got {getattr(self, name)!r}")
         if not 0.0 < self.rollout_filter_ratio <= 1.0:
             raise ValueError(f"rollout_filter_ratio must be in (0, 1], got {self.rollout_filter_ratio!r}")
         if not 0.0 < self.vllm_gpu_memory_utilization <= 1.0:

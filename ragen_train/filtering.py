@@ -5,8 +5,15 @@ its members' *raw* episode rewards, computed before any normalisation. (RAGEN me
 GRPO's per-group normalisation, which gives every group with any spread a std of about 1, so its
 filter barely distinguishes groups under GRPO.)
 
+Three strategies pick groups by spread (:data:`FILTER_STRATEGIES`, RAGEN's names):
+
+- ``top_k``: a fixed fraction of the groups, largest spread first (RAGEN's StarPO-S filter);
+- ``top_p``: the fewest groups, largest spread first, whose spreads add up to a share ``p`` of the
+  total spread, so a batch where a few groups carry the signal keeps only those;
+- ``min_p``: every group whose spread is at least ``min_p`` times the largest spread.
+
 A group whose members all scored the same carries no learning signal under GRPO (every advantage
-is 0) and only a critic signal under GAE. As in RAGEN, the top fraction is kept whatever the
+is 0) and only a critic signal under GAE. As in RAGEN, ``top_k`` keeps its fraction whatever the
 spreads, so when fewer groups than the budget disagree, zero-spread groups fill it (lowest index
 first) and a step where no group disagrees still trains the critic. ``drop_zero_spread=True``
 keeps only groups with spread instead, so fewer may survive and a step with no spread trains
@@ -22,6 +29,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+
+FILTER_STRATEGIES = ("top_k", "top_p", "min_p")
 
 
 @dataclass(frozen=True)
@@ -49,36 +58,69 @@ def group_spreads(rewards: np.ndarray) -> np.ndarray:
     return rewards.std(axis=1)
 
 
+def top_k_groups(spreads: np.ndarray, ratio: float) -> list[int]:
+    """The first ``max(1, round(ratio * P))`` groups ranked by spread, largest first (ties: lower
+    index first); all of them when ``ratio`` is 1."""
+    if not 0.0 < ratio <= 1.0:
+        raise ValueError(f"keep_ratio must be in (0, 1], got {ratio!r}")
+    budget = len(spreads) if ratio == 1.0 else max(1, int(round(ratio * len(spreads))))
+    return [int(g) for g in np.argsort(-spreads, kind="stable")[:budget]]
+
+
+def top_p_groups(spreads: np.ndarray, p: float) -> list[int]:
+    """The fewest groups, largest spread first (ties: lower index first), whose spreads sum to at
+    least ``p`` x the total spread; at least one group (the first by index when no group has spread)."""
+    if not 0.0 < p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {p!r}")
+    ranked = np.argsort(-spreads, kind="stable")
+    mass = np.cumsum(spreads[ranked])  # the total is mass[-1], summed in the same order, so p = 1 is reached exactly
+    count = int(np.searchsorted(mass, p * mass[-1], side="left")) + 1
+    return [int(g) for g in ranked[:count]]
+
+
+def min_p_groups(spreads: np.ndarray, min_p: float) -> list[int]:
+    """Every group whose spread is at least ``min_p`` x the largest spread (all of them when no
+    group has spread)."""
+    if not 0.0 <= min_p <= 1.0:
+        raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
+    return [g for g in range(len(spreads)) if spreads[g] >= min_p * spreads.max()]
+
+
 def select_groups(
     rewards: np.ndarray,
     keep_ratio: float = 0.25,
     zero_spread_quota: float = 0.0,
     *,
+    strategy: str = "top_k",
+    top_p: float = 1.0,
+    min_p: float = 0.0,
     drop_zero_spread: bool = False,
     tol: float = 1e-8,
 ) -> FilterResult:
-    """Keep the top ``keep_ratio`` of groups by raw reward spread, plus an optional zero-spread quota.
+    """Keep the groups ``strategy`` picks by raw reward spread, plus an optional zero-spread quota.
 
-    ``keep_ratio=1`` keeps every group (no filter, StarPO). Otherwise the first
-    ``max(1, round(keep_ratio * P))`` groups ranked by spread (ties: lower index first) are kept,
-    as RAGEN does; with ``drop_zero_spread`` those with spread at most ``tol`` are dropped from
-    them, so fewer may survive when most groups agree. Then up to ``ceil(zero_spread_quota * P)``
-    zero-spread groups not yet kept are added, lowest mean reward first (the hardest states).
+    ``top_k`` keeps ``keep_ratio`` of the groups (:func:`top_k_groups`; ``keep_ratio=1`` keeps
+    every group: no filter, StarPO), ``top_p`` a share ``top_p`` of the spread
+    (:func:`top_p_groups`), ``min_p`` the groups within ``min_p`` of the largest spread
+    (:func:`min_p_groups`). With ``drop_zero_spread`` the picked groups with spread at most ``tol``
+    are dropped. Then up to ``ceil(zero_spread_quota * P)`` zero-spread groups not yet kept are
+    added, lowest mean reward first (the hardest states).
     """
     spreads = group_spreads(rewards)
     num_groups = len(spreads)
-    if not 0.0 < keep_ratio <= 1.0:
-        raise ValueError(f"keep_ratio must be in (0, 1], got {keep_ratio!r}")
+    if strategy not in FILTER_STRATEGIES:
+        raise ValueError(f"strategy must be one of {list(FILTER_STRATEGIES)}, got {strategy!r}")
     if not 0.0 <= zero_spread_quota <= 1.0:
         raise ValueError(f"zero_spread_quota must be in [0, 1], got {zero_spread_quota!r}")
-    if keep_ratio == 1.0:
-        return FilterResult(tuple(range(num_groups)), tuple(spreads.tolist()), num_groups, 0)
-
-    budget = max(1, int(round(keep_ratio * num_groups)))
-    # Stable sort on -spread keeps the lower index first among equal spreads.
-    ranked = np.argsort(-spreads, kind="stable")
-    top = [int(g) for g in ranked[:budget]]
-    by_spread = [g for g in top if spreads[g] > tol or not drop_zero_spread]
+    if strategy == "top_k":
+        picked = top_k_groups(spreads, keep_ratio)
+        if keep_ratio == 1.0:
+            return FilterResult(tuple(range(num_groups)), tuple(spreads.tolist()), num_groups, 0)
+    elif strategy == "top_p":
+        picked = top_p_groups(spreads, top_p)
+    else:
+        picked = min_p_groups(spreads, min_p)
+    by_spread = [g for g in picked if spreads[g] > tol or not drop_zero_spread]
 
     quota = math.ceil(zero_spread_quota * num_groups)
     flat = [g for g in range(num_groups) if spreads[g] <= tol and g not in by_spread]

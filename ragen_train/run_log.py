@@ -1,7 +1,8 @@
 """Per-step metrics of a training run: their names, ``metrics.jsonl``, ``metrics.csv`` and ``metrics.png``.
 
 Names come in groups: ``rollout/`` (the step's training episodes, as ``ragen-eval`` summarises a
-run, :data:`ragen_eval.metrics.HEADLINE_KEYS`, plus the reward spread and the filter's share),
+run, :data:`ragen_eval.metrics.HEADLINE_KEYS`, plus the reward spread, the filter's share and the
+reply signals of :mod:`ragen_train.signals`),
 ``losses/`` (the update), ``time/`` (timings and throughput), ``eval/`` (validation runs, the same
 keys as ``rollout/``); ``step`` and ``alerts`` stand alone. Runs written before the groups existed
 used flat names; :func:`upgrade_row` renames those wherever a metrics file is read.
@@ -23,6 +24,7 @@ PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std")),
     ("kept fraction", ("rollout/kept_fraction",)),
     ("entropy", ("losses/entropy",)),
+    ("reply information", ("rollout/reply_entropy", "rollout/reply_cond_entropy", "rollout/reply_mi")),
     ("grad norm", ("losses/grad_norm_actor", "losses/grad_norm_critic")),
     ("clip fraction", ("losses/clip_fraction",)),
     ("approx KL", ("losses/approx_kl", "losses/kl_ref")),

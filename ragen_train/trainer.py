@@ -72,6 +72,7 @@ from ragen_train.policy import ActorCritic, load_policy, load_reference, load_to
 from ragen_train.rollout import RolloutBatch, RolloutEngine, Trajectory, rollout
 from ragen_train.run_dir import open_run_dir
 from ragen_train.run_log import MetricsLog, metric_group, plot_metrics
+from ragen_train.signals import cross_logprobs, first_turn_pairs, reply_information
 from ragen_train.tiny import build_tiny_checkpoint
 from ragen_train.vllm_engine import VLLMRolloutEngine
 
@@ -405,6 +406,25 @@ def rollout_metrics(batch: RolloutBatch) -> dict[str, Any]:
     })
 
 
+def reply_signals(lm: nn.Module, tokenizer: Any, batch: RolloutBatch, config: TrainConfig,
+                  info: DistInfo) -> dict[str, float]:
+    """``rollout/reply_entropy``, ``reply_cond_entropy`` and ``reply_mi``: the estimates of
+    :mod:`ragen_train.signals` from the first ``collapse_signals_replies`` first-turn replies of each
+    group, scored by ``lm`` (the policy that sampled them) under every group's prompt, in no-grad
+    batches of ``rollout_batch_size`` sequences. Each rank scores a share of the replies."""
+    prompts, replies, own = first_turn_pairs(batch.trajectories, config.collapse_signals_replies)
+    mine = list(range(info.rank, len(replies), info.world_size))
+    cross = cross_logprobs(lm, prompts, [replies[i] for i in mine], temperature=config.temperature,
+                           batch_size=config.rollout_batch_size, pad_id=tokenizer.pad_token_id)
+    full = np.zeros((len(replies), len(prompts)))
+    for part in all_gather_objects(info, list(zip(mine, cross.numpy()))):
+        for i, values in part:
+            full[i] = values
+    est = reply_information(full, own)
+    return metric_group("rollout", {"reply_entropy": est.entropy, "reply_cond_entropy": est.cond_entropy,
+                                    "reply_mi": est.mutual_information})
+
+
 def harness_config(config: TrainConfig, *, model: str, split: str, seed_start: int, episodes: int,
                    sampling: SamplingParams, **fields: Any) -> EvalConfig:
     """The ``ragen-eval`` config that plays ``episodes`` levels of ``split`` from ``seed_start`` with this
@@ -494,7 +514,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
     engine = open_rollout_engine(config, ckpt or model_path, policy.lm, info)
     reference = load_reference(model_path, device=info.device) if config.kl_coef > 0 else None
     optimizer = make_optimizer(policy, config)
-    monitor = CollapseMonitor(config.collapse_window, config.collapse_std_ratio, config.collapse_grad_spike)
+    monitor = collapse_monitor(config)
     successes: list[float] = []  # training success per step, for target_success
     start = 0
     if ckpt is not None:
@@ -524,6 +544,8 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             # do not inflate success
             first = batch
             row: dict[str, Any] = {"step": step + 1, **rollout_metrics(first)}
+            if config.collapse_signals_every and (step + 1) % config.collapse_signals_every == 0:
+                row.update(reply_signals(policy.lm, tokenizer, first, config, info))
             if config.hard_state_retries:
                 batch, row["rollout/hard_states_rescued"] = retry_hard_states(policy.lm, tokenizer, config, step,
                                                                               info, batch, engine=engine)
@@ -531,7 +553,8 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             t1 = time.perf_counter()
 
             kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota,
-                                 drop_zero_spread=config.filter_drop_zero_spread)
+                                 strategy=config.rollout_filter_strategy, top_p=config.rollout_filter_top_p,
+                                 min_p=config.rollout_filter_min_p, drop_zero_spread=config.filter_drop_zero_spread)
             row["rollout/kept_fraction"] = kept.kept_fraction
             if info.is_main and config.save_rollouts:
                 save_rollouts(first, kept.kept, config, step + 1, run_dir)
@@ -555,7 +578,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
                 timings["weight_sync_s"] = sync_s
             row.update(metric_group("time", timings))
 
-            alerts = monitor.update(row["rollout/in_group_std"], row.get("losses/grad_norm_actor"))
+            alerts = monitor.update(row)
             row["alerts"] = " | ".join(alerts)
             done = step + 1
             successes.append(row["rollout/success_rate"])
@@ -605,6 +628,17 @@ def open_rollout_engine(
                              enforce_eager=config.vllm_enforce_eager, seed=config.seed)
 
 
+def collapse_monitor(config: TrainConfig) -> CollapseMonitor:
+    """The monitor of the ``collapse_*`` settings: the signals with a nonzero ratio or factor."""
+    drops = {"rollout/in_group_std": config.collapse_std_ratio, "rollout/reply_entropy": config.collapse_entropy_ratio,
+             "rollout/reply_cond_entropy": config.collapse_cond_entropy_ratio,
+             "rollout/reply_mi": config.collapse_mi_ratio}
+    spikes = {"losses/grad_norm_actor": config.collapse_grad_spike,
+              "losses/grad_norm_critic": config.collapse_critic_grad_spike}
+    return CollapseMonitor(config.collapse_window, drops={k: v for k, v in drops.items() if v > 0},
+                           spikes={k: v for k, v in spikes.items() if v > 0})
+
+
 def make_optimizer(policy: ActorCritic, config: TrainConfig) -> torch.optim.Optimizer:
     """AdamW with the actor's and the critic's learning rates as two parameter groups."""
     groups = [{"params": policy.actor_parameters(), "lr": config.actor_lr}]
@@ -629,7 +663,8 @@ def initial_model(config: TrainConfig, run_dir: Path) -> Path:
 
 
 def _format_row(row: dict[str, Any]) -> str:
-    keys = ("rollout/success_rate", "rollout/mean_reward", "rollout/in_group_std", "rollout/kept_fraction",
+    keys = ("rollout/success_rate", "rollout/mean_reward", "rollout/in_group_std", "rollout/reply_mi",
+            "rollout/kept_fraction",
             "losses/entropy", "losses/grad_norm_actor", "losses/clip_fraction", "losses/approx_kl",
             "losses/value_loss", "eval/success_rate", "time/rollout_s", "time/update_s")
     parts = [f"step {row['step']}"]

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from ragen_train.filtering import group_spreads, select_groups
+from ragen_train.filtering import group_spreads, min_p_groups, select_groups, top_p_groups
 
 
 def test_keeps_top_quarter_by_raw_std():
@@ -90,3 +92,62 @@ def test_bad_input_raises():
         group_spreads(np.array([[np.nan, 1.0]]))
     with pytest.raises(ValueError, match="shape"):
         group_spreads(np.zeros(3))
+
+
+# --- top_p and min_p, against brute force over every subset ----------------------------------------------
+
+
+def _brute_top_p(spreads: list[float], p: float) -> tuple[int, float]:
+    """Size of the smallest set of groups whose spreads reach p of the total, and the largest sum such a set has."""
+    total = sum(spreads)
+    for size in range(1, len(spreads) + 1):
+        sums = [sum(spreads[g] for g in subset) for subset in itertools.combinations(range(len(spreads)), size)]
+        reaching = [s for s in sums if s >= p * total]
+        if reaching:
+            return size, max(reaching)
+    raise AssertionError("the whole set always reaches p")
+
+
+# integer spreads keep every sum exact, so the brute force and the filter compare the same numbers
+_spreads = st.lists(st.integers(0, 6), min_size=1, max_size=8).map(lambda xs: np.array(xs, dtype=float))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_spreads, st.sampled_from([0.05, 0.25, 0.5, 0.6, 0.75, 0.9, 1.0]))
+def test_top_p_is_the_smallest_set_reaching_the_share(spreads, p):
+    kept = top_p_groups(spreads, p)
+    size, best = _brute_top_p(spreads.tolist(), p)
+    assert len(kept) == len(set(kept)) == size
+    assert sum(spreads[g] for g in kept) == best  # of the smallest sets, the one with the most spread
+    # among equal spreads the lower index goes first
+    for g in kept:
+        assert all(h in kept for h in range(g) if spreads[h] == spreads[g])
+
+
+@settings(max_examples=150, deadline=None)
+@given(_spreads, st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]))
+def test_min_p_keeps_the_groups_near_the_largest_spread(spreads, min_p):
+    expected = [g for g, s in enumerate(spreads.tolist()) if s >= min_p * max(spreads.tolist())]
+    assert min_p_groups(spreads, min_p) == expected
+
+
+def test_strategies_through_select_groups():
+    rewards = np.array([
+        [0, 0, 0, 0],    # 0: spread 0
+        [1, 0, 1, 0],    # 1: 0.5
+        [1, 1, 1, 0],    # 2: 0.433
+        [10, 0, 10, 0],  # 3: 5
+        [0, 0, 0, 1],    # 4: 0.433
+    ], dtype=float)
+    # the total spread is 6.366; group 3 alone holds 78.5% of it, 3 and 1 86.4%
+    assert select_groups(rewards, strategy="top_p", top_p=0.75).kept == (3,)
+    assert select_groups(rewards, strategy="top_p", top_p=0.8).kept == (1, 3)
+    assert select_groups(rewards, strategy="top_p", top_p=1.0).kept == (1, 2, 3, 4)
+    assert select_groups(rewards, strategy="min_p", min_p=0.09).kept == (1, 3)
+    assert select_groups(rewards, strategy="min_p", min_p=0.0).kept == (0, 1, 2, 3, 4)
+    assert select_groups(rewards, strategy="min_p", min_p=0.0, drop_zero_spread=True).kept == (1, 2, 3, 4)
+    flat = select_groups(np.ones((4, 3)), strategy="top_p", top_p=0.5, zero_spread_quota=0.25)
+    # no spread anywhere: top_p keeps one group (the first), and the quota adds the next flat one
+    assert flat.kept == (0, 1) and flat.num_by_spread == 1 and flat.num_by_quota == 1
+    with pytest.raises(ValueError, match="strategy"):
+        select_groups(rewards, strategy="top_q")

@@ -38,7 +38,8 @@ def test_cli_run_logs_losses_and_changes_every_parameter(tiny_model_dir, tmp_pat
                     "losses/grad_norm_critic", "losses/kl_ref", "losses/clip_fraction", "losses/approx_kl",
                     "rollout/success_rate", "rollout/reward_std", "rollout/in_group_std", "rollout/kept_fraction",
                     "rollout/think_words_per_turn", "rollout/completion_tokens_per_turn",
-                    "rollout/format_error_rate"):
+                    "rollout/format_error_rate", "rollout/reply_entropy", "rollout/reply_cond_entropy",
+                    "rollout/reply_mi"):
             assert row[key] is not None and row[key] == row[key], key  # present and not NaN
         assert row["rollout/kept_fraction"] == 1.0 and row["losses/entropy"] > 0
         assert row["losses/optimizer_steps"] == 1  # ppo_mini_batch_size=4 holds all 4 sequences
