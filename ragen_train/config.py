@@ -20,6 +20,7 @@ from typing import Any
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields, require_ints
 from ragen_envs.overrides import merge_values, parse_overrides
 from ragen_envs.text import ProtocolConfig
+from ragen_eval.run_dir import check_run_name
 from ragen_train.game_settings import check_game_settings
 
 ADVANTAGE_ESTIMATORS = ("gae", "gae-turn", "grpo", "drgrpo")
@@ -191,6 +192,8 @@ class TrainConfig:
         """Raise ValueError naming the first field whose value is out of range or of the wrong kind."""
         if self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
+        if self.run_name is not None:
+            check_run_name(self.run_name, "run_name", "output_dir")  # the rule of ragen-eval --run-name
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
                    "reward_placement": REWARD_PLACEMENTS,
                    "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES}
