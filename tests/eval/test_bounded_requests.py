@@ -18,6 +18,7 @@ import pytest
 
 from ragen_eval.agents.base import Completion
 from ragen_eval.agents.openai_agent import OpenAIChatAgent
+from ragen_eval.cli import EXIT_OK, main
 from ragen_eval.config import EvalConfig
 from ragen_eval.runner import play_episode
 from ragen_eval.serve import ServeConfig, serve_in_thread
@@ -139,6 +140,57 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth(transport, monkeypat
     assert good.error is None and good.text == expected_text(chat(0))
     assert bearer.error is None
     assert wrong.error.startswith("HTTP 401") and "1 attempt)" in wrong.error  # a bad key is not retried
+
+
+# --- a query in the base URL -----------------------------------------------------------------------------
+
+KEY = "KEY-0123456789"
+
+
+def recording(targets: list[str], answer: bytes) -> Handler:
+    """Records each request's target; answers ``answer`` to ``/v1/chat/completions?api_key=KEY``, and to any
+    other target a 404 whose body echoes the target, as some gateways do."""
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                return
+            length = next((int(line.partition(b":")[2]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            target = head.split(b" ")[1].decode()
+            targets.append(target)
+            status, body = ((b"200 OK", answer) if target == f"/v1/chat/completions?api_key={KEY}" else
+                            (b"404 Not Found", json.dumps({"error": {"message": f"no route {target}"}}).encode()))
+            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            await writer.drain()
+    return handler
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_query_in_the_base_url_goes_with_every_request_and_stays_out_of_errors(transport):
+    targets: list[str] = []
+    with raw_server(recording(targets, completion_body('"<answer>Up</answer>"'))) as url:
+        first, _ = act(f"{url}?api_key={KEY}", http_backend=transport)
+        second, _ = act(f"{url}/?api_key={KEY}", http_backend=transport)  # a trailing slash reads the same
+        wrong, _ = act(f"{url}?api_key=WRONG-0123456789", http_backend=transport)
+    assert first.error is None and second.error is None and first.text == "<answer>Up</answer>"
+    assert targets[:2] == [f"/v1/chat/completions?api_key={KEY}"] * 2  # before: /v1/?api_key=KEYchat/completions
+    assert wrong.error == "HTTP 404: no route /v1/chat/completions?api_key=*** (gave up after 1 attempt)"
+
+
+def test_a_query_in_the_base_url_never_reaches_the_run_directory(tmp_path, capsys):
+    targets: list[str] = []
+    with raw_server(recording(targets, completion_body('"<answer>Up</answer>"'))) as url:
+        assert main(["--model", "m", "--base-url", f"{url}?api_key={KEY}", "--env", "bandit", "--episodes", "2",
+                     "--out", str(tmp_path), "--run-name", "gateway", "--no-progress"]) == EXIT_OK
+    assert targets and set(targets) == {f"/v1/chat/completions?api_key={KEY}"}
+    run = tmp_path / "gateway"
+    assert json.loads((run / "config.json").read_text())["eval_config"]["base_urls"] == [url]
+    assert all(KEY not in path.read_text() for path in run.iterdir() if path.is_file())
+    assert KEY not in "".join(capsys.readouterr())
 
 
 # --- a refused connection ------------------------------------------------------------------------------
