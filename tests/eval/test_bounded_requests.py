@@ -16,13 +16,14 @@ from contextlib import contextmanager
 
 import pytest
 
+from ragen_envs.text import MAX_REPLY_CHARS
+
 from ragen_eval.agents.base import Completion
 from ragen_eval.agents.openai_agent import OpenAIChatAgent
 from ragen_eval.cli import EXIT_OK, main
 from ragen_eval.config import EvalConfig
 from ragen_eval.runner import play_episode
 from ragen_eval.serve import ServeConfig, serve_in_thread
-from ragen_eval.stored_replies import MAX_STORED_CHARS
 
 from tests.eval.test_openai_agent import TRANSPORTS, EchoAgent, chat, expected_text
 
@@ -270,18 +271,37 @@ def test_a_deeply_nested_body_is_a_retried_error_without_a_traceback(capfd):
 # --- oversized replies ----------------------------------------------------------------------------------
 
 
-def test_an_oversized_reply_is_scored_in_full_and_stored_capped():
-    # 1 MB of think text, then a valid answer: scoring must see the answer at the very end.
-    huge = "<think>" + "x" * 1_000_000 + "</think><answer>Up</answer>"
-    with serve_in_thread(ServeConfig(port=0), EchoAgent(text=huge, completion_tokens=5)) as url:
+def body_sizes(sizes: list[int], answer: bytes) -> Handler:
+    """Records the size of each request body; answers every request with HTTP 200 and ``answer``."""
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                sizes.append(len(await read_request(reader)))
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(answer)).encode() + b"\r\n\r\n" + answer)
+            await writer.drain()
+    return handler
+
+
+def test_an_oversized_reply_is_scored_in_full_and_capped_in_the_record_and_the_chat():
+    # 2 MB of think text, then a valid answer: scoring must see the answer at the very end.
+    huge = "<think>" + "x" * 2_000_000 + "</think><answer>Up</answer>"
+    sizes: list[int] = []
+    with raw_server(body_sizes(sizes, completion_body(json.dumps(huge)))) as url:
         record = play_sokoban(url)
-    assert record["error"] is None and len(record["turns"]) > 1
+    assert record["error"] is None and len(record["turns"]) == len(sizes) > 2
     for turn in record["turns"]:
         assert turn["format_ok"] and turn["actions_parsed"] == ["Up"]
-        assert turn["response"] == huge[:MAX_STORED_CHARS]
-        assert turn["capped"] == {"response": len(huge), "think": 1_000_000}
-        assert len(turn["think"]) == MAX_STORED_CHARS
-    assert len(json.dumps(record)) < (2 * MAX_STORED_CHARS + 10_000) * len(record["turns"])
+        assert turn["response"] == huge[:MAX_REPLY_CHARS]
+        assert turn["capped"] == {"response": len(huge), "think": 2_000_000}
+        assert len(turn["think"]) == MAX_REPLY_CHARS
+    assert len(json.dumps(record)) < (2 * MAX_REPLY_CHARS + 10_000) * len(record["turns"])
+    # Each later request carries the earlier replies back, capped: it grows by at most one cap a turn.
+    # Before, it grew by the whole 2 MB reply a turn (request bodies 1.9 KB -> 8.4 MB by turn 5).
+    assert all(later - earlier < MAX_REPLY_CHARS + 5_000 for earlier, later in zip(sizes, sizes[1:]))
+    assert sizes[-1] < sizes[0] + (len(sizes) - 1) * (MAX_REPLY_CHARS + 5_000)
 
 
 def test_replies_within_the_cap_are_stored_whole():
