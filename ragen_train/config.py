@@ -12,6 +12,7 @@ trainer it extends) for real models; tiny models need larger learning rates (doc
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -215,15 +216,18 @@ class TrainConfig:
         for name in ("gamma", "lam"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        # Each range is checked as "inside", so nan (which fails every comparison) is refused too.
         for name in ("clip_ratio_low", "clip_ratio_high", "value_clip", "grad_clip", "actor_lr", "critic_lr",
-                     "top_p", "reward_scale"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+                     "reward_scale"):
+            if not 0 < getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if self.clip_ratio_low >= 1.0:
             raise ValueError(f"clip_ratio_low must be < 1 (the ratio cannot go below 0), got {self.clip_ratio_low!r}")
         for name in ("temperature", "eval_temperature", "entropy_coeff", "kl_coef", "weight_decay", "value_coef"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         if self.temperature == 0:
             raise ValueError("temperature must be > 0 for rollouts: PPO needs sampled, not greedy, responses")
         if self.advantage_estimator in ("gae", "gae-turn") and self.critic == "none":
