@@ -259,6 +259,7 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
     writes ``summary.json``, which then carries rule/judge agreement.
     """
     config.check_runnable()  # a bad override or a missing checkpoint fails before the directory is made
+    check_server_args(config)
     with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
         if judge is not None:  # refuse a second judge before playing, not after
             check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
@@ -267,6 +268,36 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
             stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
                                               progress=progress)
         return write_summary(run), stats
+
+
+def check_server_args(config: EvalConfig) -> None:
+    """Raise ``ValueError`` unless the local server would start with ``config.server_args``: parsed and
+    checked as ``ragen-eval serve`` does, before the run directory is made. Messages name options, never
+    their values (a value may be a key)."""
+    if not config.local_server:
+        return
+    from ragen_eval import serve
+
+    for arg in config.server_args:
+        option = arg.partition("=")[0]
+        if option in ("--agent", "--host", "--port"):
+            raise ValueError(f"--server-arg {option}: --local-server sets the server's agent (--model) and binds "
+                             "it to a free loopback port; leave those to it")
+    parser = argparse.ArgumentParser(prog="ragen-eval serve", allow_abbrev=False, add_help=False, exit_on_error=False)
+    serve.add_arguments(parser)
+    try:
+        args, unknown = parser.parse_known_args(["--agent", config.model, *config.server_args])
+    except argparse.ArgumentError as err:
+        reason = str(err.message).partition(":")[0]  # "invalid float value: 'x'" without the value
+        raise ValueError(f"--server-arg {err.argument_name}: {reason}") from None
+    if unknown:
+        names = sorted({a.partition("=")[0] if a.startswith("-") else "a value without an option" for a in unknown})
+        raise ValueError(f"--server-arg: ragen-eval serve does not take {', '.join(names)} (see ragen-eval serve "
+                         "--help)")
+    if args.api_key_env is not None and not _ENV_VAR_NAME.fullmatch(args.api_key_env):
+        raise ValueError("--server-arg --api-key-env takes the NAME of an environment variable, and the value "
+                         "given is not one; the key itself is never passed on the command line")
+    serve.config_from_args(args).api_key()  # out-of-range rates, an unset key variable
 
 
 def evaluate(config: EvalConfig, run_path: str | os.PathLike[str], **kwargs: Any) -> tuple[dict[str, Any], RunStats]:

@@ -8,6 +8,7 @@ endpoints, timeouts, retries, rate limit) may differ between the first attempt a
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -22,7 +23,7 @@ from ragen_envs.text import ProtocolConfig, make_env
 
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.embedded_model import DEFAULT_MODEL
-from ragen_eval.redaction import redact_url
+from ragen_eval.redaction import check_base_url, redact_args, redact_url
 
 #: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
 DEFAULT_ENVS: tuple[str, ...] = ("sokoban", "frozenlake", "bandit")
@@ -44,6 +45,18 @@ LEVELS_PRESET = "sokoban"
 # so shards run from different checkouts still merge and a moved file still resumes.
 _IDENTITY_EXCLUDED = ("levels", "base_urls", "api_key_env", "concurrency", "timeout", "max_retries",
                       "requests_per_second", "local_server", "server_args")
+
+
+def check_request_limits(timeout: float, requests_per_second: float | None) -> None:
+    """Raise ``ValueError`` unless the per-request timeout and the optional rate limit are finite and positive.
+
+    Each bound is checked as "inside the range", never as "outside it", so ``nan`` (which fails every
+    comparison) is refused like ``inf`` and ``0``, before anything is written.
+    """
+    if not 0.0 < timeout < math.inf:
+        raise ValueError(f"--timeout must be a finite number of seconds > 0, got {timeout}")
+    if requests_per_second is not None and not 0.0 < requests_per_second < math.inf:
+        raise ValueError(f"--rps must be a finite number > 0, got {requests_per_second}")
 
 
 def expand_envs(spec: str | list[str] | tuple[str, ...]) -> list[str]:
@@ -168,7 +181,8 @@ class EvalConfig:
     local_server: bool = False
     """Serve ``model`` with ``ragen-eval serve`` on loopback and evaluate through HTTP."""
     server_args: list[str] = field(default_factory=list)
-    """Extra arguments for the local server (e.g. ``--latency 0.2``)."""
+    """Extra arguments for the local server (e.g. ``--latency 0.2``), checked before the run directory is
+    made; ``config.json`` stores them with key-like values as ``***``."""
 
     def __post_init__(self) -> None:
         for name, cls in (("sampling", SamplingParams), ("protocol", ProtocolConfig)):
@@ -205,14 +219,16 @@ class EvalConfig:
             raise ValueError(f"--concurrency must be >= 1, got {self.concurrency}")
         if self.samples < 1:
             raise ValueError(f"samples must be >= 1, got {self.samples}")
-        if self.timeout <= 0:
-            raise ValueError(f"--timeout must be positive, got {self.timeout}")
+        check_request_limits(self.timeout, self.requests_per_second)
         if self.max_retries < 0:
             raise ValueError(f"--max-retries must be >= 0, got {self.max_retries}")
-        if self.requests_per_second is not None and self.requests_per_second <= 0:
-            raise ValueError(f"--rps must be positive, got {self.requests_per_second}")
-        if self.sampling.temperature < 0:
-            raise ValueError(f"--temperature must be >= 0, got {self.sampling.temperature}")
+        for url in self.base_urls:
+            check_base_url(url)
+        # Written as "not (in range)" so that nan, which fails every comparison, is refused too.
+        if not 0.0 <= self.sampling.temperature < math.inf:
+            raise ValueError(f"--temperature must be a finite number >= 0, got {self.sampling.temperature}")
+        if not 0.0 < self.sampling.top_p <= 1.0:
+            raise ValueError(f"--top-p must be in (0, 1], got {self.sampling.top_p}")
         if self.sampling.max_tokens < 1:
             raise ValueError(f"--max-tokens must be >= 1, got {self.sampling.max_tokens}")
         if self.shard is not None:
@@ -237,6 +253,8 @@ class EvalConfig:
             raise ValueError("the openai backend needs --base-url (or --local-server)")
         if self.local_server and self.base_urls:
             raise ValueError("--local-server starts its own endpoint; drop --base-url")
+        if self.server_args and not self.local_server:
+            raise ValueError("--server-arg passes options to the server --local-server starts; it needs --local-server")
 
     def check_runnable(self) -> None:
         """Raise ``ValueError`` for settings that only fail once played: a game config that does not
@@ -343,11 +361,13 @@ class EvalConfig:
         return name
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form without secrets: the key's variable *name*, URLs without credentials."""
+        """JSON-friendly form without secrets: the key's variable *name*, URLs without credentials or query,
+        server arguments with key-like values as ``***`` (:func:`ragen_eval.redaction.redact_args`)."""
         data = asdict(self)
         data["protocol"] = non_default_fields(self.protocol)
         data["backend"] = self.resolved_backend()
         data["base_urls"] = [redact_url(u) for u in self.base_urls]
+        data["server_args"] = redact_args(self.server_args)
         data["shard"] = list(self.shard) if self.shard is not None else None
         return data
 

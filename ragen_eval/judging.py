@@ -25,8 +25,10 @@ from typing import Any
 
 from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, SamplingParams
+from ragen_eval.config import check_request_limits
 from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
 from ragen_eval.jsonl_store import JsonlStore
+from ragen_eval.redaction import check_base_url
 from ragen_eval.run_dir import JUDGE_FILE, EpisodeKey, RunDir, check_judge, episode_digest, episode_key
 from ragen_eval.run_stats import JudgeStats
 
@@ -74,6 +76,9 @@ class JudgeConfig:
             raise ValueError("--judge-model-args is for the vllm and hf judge backends, not openai")
         if self.concurrency < 1:
             raise ValueError(f"judge concurrency must be >= 1, got {self.concurrency}")
+        check_request_limits(self.timeout, self.requests_per_second)
+        for url in self.base_urls:
+            check_base_url(url)
 
     def resolved_backend(self) -> str:
         """The judge's backend once the default (openai) is applied."""

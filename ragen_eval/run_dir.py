@@ -39,15 +39,16 @@ class ConfigMismatchError(ValueError):
     """The run directory was started with a different configuration."""
 
 
-def check_run_name(name: str) -> str:
-    """Return ``name`` if it can name a run directory inside ``--out``; else raise ``ValueError``.
+def check_run_name(name: str, option: str = "--run-name", parent: str = "--out") -> str:
+    """Return ``name`` if it can name a run directory inside its parent; else raise ``ValueError``.
 
     A run name is one path component: a separator, ``.`` or ``..`` would put the run (and what a
-    resume overwrites) outside ``--out``.
+    resume overwrites) outside the parent directory. ``option`` and ``parent`` name the two settings
+    in the message (``ragen-train`` passes ``run_name`` and ``output_dir``).
     """
     if not name or name in (".", "..") or "/" in name or os.sep in name or (os.altsep and os.altsep in name) \
             or "\0" in name:
-        raise ValueError(f"--run-name takes a directory name, not a path: {name!r} (use --out to choose "
+        raise ValueError(f"{option} takes a directory name, not a path: {name!r} (use {parent} to choose "
                          "the parent directory)")
     return name
 

@@ -28,7 +28,6 @@ from ragen_eval.config import BUILTIN_MODELS, EvalConfig
 from ragen_eval.local_server import local_server
 from ragen_eval.run_dir import RunDir, level_set_key, load_run
 from ragen_eval.run_stats import RunStats
-from ragen_eval.stored_replies import cap_stored_texts
 
 
 def _usage(completion: Completion) -> dict[str, Any]:
@@ -87,7 +86,7 @@ async def play_episode(agent: Agent, env: str, seed: int, config: EvalConfig) ->
     record["error"] = error
     if error is not None:
         record["end_reason"] = "error"
-    return cap_stored_texts(record)  # scored in full above; only the stored copy is cut
+    return record
 
 
 async def run_pending(agent: Agent, run: RunDir, *, progress: bool = True) -> RunStats:

@@ -12,6 +12,7 @@ trainer it extends) for real models; tiny models need larger learning rates (doc
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from typing import Any
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields, require_ints
 from ragen_envs.overrides import merge_values, parse_overrides
 from ragen_envs.text import ProtocolConfig
+from ragen_eval.run_dir import check_run_name
 from ragen_train.filtering import FILTER_STRATEGIES
 from ragen_train.game_settings import check_game_settings
 
@@ -212,6 +214,8 @@ class TrainConfig:
         """Raise ValueError naming the first field whose value is out of range or of the wrong kind."""
         if self.preset not in PRESETS:
             raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {self.preset!r}")
+        if self.run_name is not None:
+            check_run_name(self.run_name, "run_name", "output_dir")  # the rule of ragen-eval --run-name
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
                    "reward_placement": REWARD_PLACEMENTS,
                    "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES,
@@ -245,15 +249,18 @@ class TrainConfig:
         for name in ("gamma", "lam"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+        # Each range is checked as "inside", so nan (which fails every comparison) is refused too.
         for name in ("clip_ratio_low", "clip_ratio_high", "value_clip", "grad_clip", "actor_lr", "critic_lr",
-                     "top_p", "reward_scale"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
+                     "reward_scale"):
+            if not 0 < getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
         if self.clip_ratio_low >= 1.0:
             raise ValueError(f"clip_ratio_low must be < 1 (the ratio cannot go below 0), got {self.clip_ratio_low!r}")
         for name in ("temperature", "eval_temperature", "entropy_coeff", "kl_coef", "weight_decay", "value_coef"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)!r}")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0, got {getattr(self, name)!r}")
         if self.temperature == 0:
             raise ValueError("temperature must be > 0 for rollouts: PPO needs sampled, not greedy, responses")
         if self.advantage_estimator in ("gae", "gae-turn") and self.critic == "none":

@@ -25,6 +25,7 @@ from ragen_eval.jsonl_store import ExclusiveLock, LockBusyError
 from ragen_train.checkpoint import latest_checkpoint
 from ragen_train.config import TrainConfig, save_config
 from ragen_train.distributed import DistInfo, broadcast_object
+from ragen_train.run_log import METRICS_FILE, read_metrics
 
 LOCK_FILE = ".lock"
 CONFIG_FILE = "config.yaml"
@@ -96,6 +97,10 @@ def config_differences(stored: dict[str, Any], config: TrainConfig) -> list[str]
 def _check_or_write_config(config: TrainConfig, run_dir: Path) -> None:
     import yaml
 
+    try:  # a damaged metrics file is found now, not after the model has loaded
+        read_metrics(run_dir / METRICS_FILE)
+    except ValueError as exc:
+        raise RunDirError(str(exc)) from None
     path = run_dir / CONFIG_FILE
     if path.exists():
         stored = yaml.safe_load(path.read_text()) or {}

@@ -18,6 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_eval.jsonl_store import read_jsonl
+
+#: The per-step metrics of a run directory, one JSON row a line.
+METRICS_FILE = "metrics.jsonl"
 #: Panels of metrics.png: (title, metric keys drawn in it).
 PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("success", ("rollout/success_rate", "eval/success_rate")),
@@ -79,7 +83,7 @@ class MetricsLog:
 
     def __init__(self, run_dir: str | Path, start_step: int = 0) -> None:
         self.run_dir = Path(run_dir)
-        self.jsonl = self.run_dir / "metrics.jsonl"
+        self.jsonl = self.run_dir / METRICS_FILE
         self.csv = self.run_dir / "metrics.csv"
         by_step = {r["step"]: r for r in read_metrics(self.jsonl) if r["step"] <= start_step}  # last row wins
         self.rows = [by_step[s] for s in sorted(by_step)]
@@ -113,27 +117,17 @@ class MetricsLog:
 
 
 def read_metrics(path: str | Path) -> list[dict[str, Any]]:
-    """Rows of a ``metrics.jsonl`` (empty if it does not exist), old flat names renamed (:func:`upgrade_row`);
-    a last line without its newline is an interrupted write and is left out. Any other line that is not
-    a JSON row with a ``step`` is an error."""
-    path = Path(path)
-    if not path.exists():
-        return []
-    text = path.read_text()
-    lines = text.split("\n")
-    lines.pop()  # the text after the last newline: empty, or a row cut off mid-write
-    rows = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}, line {number}: not a JSON row ({exc})") from None
-        if not isinstance(row, dict) or not isinstance(row.get("step"), int):
-            raise ValueError(f"{path}, line {number}: a metrics row must be an object with an integer 'step'")
-        rows.append(upgrade_row(row))
-    return rows
+    """Rows of a ``metrics.jsonl`` (empty if it does not exist), old flat names renamed (:func:`upgrade_row`).
+
+    The file is read as every append-only JSONL file is (:func:`ragen_eval.jsonl_store.read_jsonl`): a torn
+    last line is an interrupted write and is left out; any other line that is not a JSON object is a
+    ``ValueError`` worded as ``ragen-eval`` words it, and so is a row without an integer ``step``.
+    """
+    rows = read_jsonl(path)
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row.get("step"), int):
+            raise ValueError(f"{path}, row {number}: a metrics row must have an integer 'step'")
+    return [upgrade_row(row) for row in rows]
 
 
 def _spans(steps: Sequence[int]) -> str:

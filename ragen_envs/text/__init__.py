@@ -9,7 +9,7 @@ the scripted oracle and random players. See docs/protocol.md.
 from ragen_envs.text.batch import EpisodeBatch
 from ragen_envs.text.budgets import RAGEN_BUDGETS, turn_budget
 from ragen_envs.text.config import CONTEXT_MODES, ProtocolConfig
-from ragen_envs.text.episode import TextEpisode, make_env
+from ragen_envs.text.episode import MAX_REPLY_CHARS, TextEpisode, make_env
 from ragen_envs.text.parser import (
     ERROR_KINDS,
     ParsedResponse,
@@ -31,6 +31,7 @@ from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode
 __all__ = [
     "CONTEXT_MODES",
     "ERROR_KINDS",
+    "MAX_REPLY_CHARS",
     "RAGEN_BUDGETS",
     "EpisodeBatch",
     "ParsedResponse",

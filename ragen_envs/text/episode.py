@@ -19,6 +19,15 @@ from ragen_envs.text.prompts import observation_text, render_intro, render_turn
 from ragen_envs.text_game import TextGame
 
 
+#: The most characters of each model text an episode keeps, in the chat it sends back on later turns and in
+#: its turn record (64 KiB of ASCII, far beyond what a turn's token budget lets a model write). A reply is
+#: scored in full first; without the cut, one runaway reply would go back to the model on every later
+#: turn (2 MB replies made request bodies grow from 1.9 KB to 8.4 MB by turn 5) and bloat every record.
+MAX_REPLY_CHARS = 64 * 1024
+#: The turn-record fields that hold model-written text of unbounded length, each cut to MAX_REPLY_CHARS.
+MODEL_TEXT_FIELDS = ("response", "reasoning", "think", "answer")
+
+
 def make_env(env_name: str, env_config: Mapping[str, Any] | None = None, render_mode: str | None = None) -> gym.Env:
     """A game by preset name (``simple_sokoban``), preset id or any Gymnasium id whose env is a TextGame."""
     if not isinstance(env_name, str):
@@ -53,7 +62,8 @@ class TextEpisode:
     ``messages`` is the chat to send to the model now (context mode applied); ``step(response)`` parses
     the reply, applies its actions in order until the game ends or the action budget runs out, and
     returns the turn record. A reply that breaks the format executes no action and gets
-    ``config.format_penalty``; ``finish_reason="length"`` counts as such a reply ("truncated").
+    ``config.format_penalty``; ``finish_reason="length"`` counts as such a reply ("truncated"). A reply is
+    scored in full, then kept (in the chat and in the record) cut to :data:`MAX_REPLY_CHARS`.
     """
 
     def __init__(
@@ -211,8 +221,14 @@ class TextEpisode:
             "state_after": self._state,
             "done": False,
         }
+        capped = {name: len(record[name]) for name in MODEL_TEXT_FIELDS
+                  if isinstance(record[name], str) and len(record[name]) > MAX_REPLY_CHARS}
+        for name in capped:
+            record[name] = record[name][:MAX_REPLY_CHARS]
+        if capped:
+            record["capped"] = capped  # original lengths: the record and the chat hold only the prefix
         self._turns.append(record)
-        self._responses.append(response)
+        self._responses.append(record["response"])
         self.end_reason = self._end_reason(terminated, truncated)
         self.done = record["done"] = self.end_reason is not None
         if not self.done:

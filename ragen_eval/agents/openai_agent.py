@@ -31,13 +31,12 @@ import math
 import random
 import time
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 import httpx
 import openai
 
 from ragen_eval.agents.base import Completion, SamplingParams, require_replies
-from ragen_eval.redaction import redact_url, split_credentials
+from ragen_eval.redaction import check_base_url, mask_url_secrets, redact_url, split_endpoint
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -132,7 +131,8 @@ class OpenAIChatAgent:
         model: the model name the endpoint expects (``gpt-4o-mini``, a vLLM served name, ...).
         base_urls: one or more endpoints such as ``http://127.0.0.1:8000/v1``; requests rotate over
             them, and a retry goes to the next one, so one dead server slows a run but does not stop it.
-            User info in a URL (``http://user:KEY@host/v1``) is sent as HTTP Basic auth instead of the key.
+            User info in a URL (``http://user:KEY@host/v1``) is sent as HTTP Basic auth instead of the key,
+            and a query (``https://host/v1?api_key=KEY``) is sent with every request.
         api_key: the key sent as a bearer token; ``None`` for local servers that ignore it. The agent
             never writes it anywhere (``describe()`` and ``repr`` leave it out).
         concurrency: the most requests in flight at once.
@@ -172,8 +172,7 @@ class OpenAIChatAgent:
         if not urls:
             raise ValueError("base_urls is empty: give at least one endpoint such as http://127.0.0.1:8000/v1")
         for url in urls:
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise ValueError(f"base URL {redact_url(url)!r} must start with http:// or https://")
+            check_base_url(url)
         if not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be an integer >= 1, got {concurrency!r}")
         if not timeout > 0:
@@ -204,10 +203,11 @@ class OpenAIChatAgent:
         shards = 1 if self.http_backend == "aiohttp" else max(1, math.ceil(concurrency / POOL_CONNECTIONS))
         http_clients = [first_client] + [_make_http_client(self.http_backend, concurrency, self.timeout)[0]
                                          for _ in range(len(urls) * shards - 1)]
-        endpoints = [split_credentials(url) for url in urls]
+        endpoints = [split_endpoint(url) for url in urls]
         self._pools = [
             [_Pool(openai.AsyncOpenAI(
                 base_url=url,
+                default_query=query or None,  # the base URL's query, on every request
                 api_key=api_key if api_key is not None else "EMPTY",
                 max_retries=0,  # retries are ours: we rotate endpoints and honour Retry-After
                 timeout=self.timeout,
@@ -215,7 +215,7 @@ class OpenAIChatAgent:
                 # Overrides the bearer key, as httpx's own handling of URL credentials would.
                 default_headers={"Authorization": basic_auth} if basic_auth else None,
             )) for k in range(shards)]
-            for u, (url, basic_auth) in enumerate(endpoints)
+            for u, (url, basic_auth, query) in enumerate(endpoints)
         ]
         #: Counters a caller may log: requests sent, retries made, requests that failed for good.
         self.stats = {"requests": 0, "retries": 0, "failures": 0}
@@ -299,7 +299,9 @@ class OpenAIChatAgent:
                 await asyncio.sleep(self._backoff(attempt, retry_after))
         self.stats["failures"] += 1
         attempts = attempt + 1
-        error = f"{last_error} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})"
+        # The error is stored with the episode; a server may have echoed the request's URL into it.
+        error = mask_url_secrets(f"{last_error} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})",
+                                 self.base_urls)
         return [Completion(text="", error=error) for _ in range(n)]
 
     def _connection_error(self, exc: BaseException, url_index: int) -> str:

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from ragen_envs.certificate import Certificate
 from ragen_envs.text import (
+    MAX_REPLY_CHARS,
     EpisodeBatch,
     ProtocolConfig,
     ReplayMismatchError,
@@ -207,6 +208,23 @@ def test_custom_penalty_response_length_and_reasoning():
     turn = episode.step("<answer>Right</answer>", reasoning="provider thoughts")
     assert turn["format_ok"] and turn["think"] == "provider thoughts" and turn["reasoning"] == "provider thoughts"
     assert episode.total_reward == pytest.approx(-0.5 + STEP_REWARD)
+
+
+def test_a_huge_reply_is_scored_in_full_then_capped_in_the_chat_and_the_record():
+    # The answer sits past the cap: only a reply scored before it is cut can find it.
+    huge = "<think>" + "x" * (2 * MAX_REPLY_CHARS) + "</think><answer>Right</answer>"
+    episode = TextEpisode(ENV_ID, 5, env_config={"length": 40})
+    for turn in range(1, 4):
+        record = episode.step(huge, reasoning="r" * (MAX_REPLY_CHARS + 1))
+        assert record["format_ok"] and record["actions_executed"] == ["Right"]
+        assert record["capped"] == {"response": len(huge), "reasoning": MAX_REPLY_CHARS + 1,
+                                    "think": 2 * MAX_REPLY_CHARS}
+        assert record["response"] == huge[:MAX_REPLY_CHARS] and len(record["think"]) == MAX_REPLY_CHARS
+        sent_back = [m["content"] for m in episode.messages if m["role"] == "assistant"]
+        assert sent_back == [huge[:MAX_REPLY_CHARS]] * turn  # before: the whole reply, every later turn
+    assert len(json.dumps(episode.messages)) < 3 * MAX_REPLY_CHARS + 5_000
+    small = episode.step(answer("Right"))
+    assert "capped" not in small and episode.history[-1]["content"] == answer("Right")
 
 
 def test_no_think_mode():

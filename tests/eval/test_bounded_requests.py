@@ -16,12 +16,14 @@ from contextlib import contextmanager
 
 import pytest
 
+from ragen_envs.text import MAX_REPLY_CHARS
+
 from ragen_eval.agents.base import Completion
 from ragen_eval.agents.openai_agent import OpenAIChatAgent
+from ragen_eval.cli import EXIT_OK, main
 from ragen_eval.config import EvalConfig
 from ragen_eval.runner import play_episode
 from ragen_eval.serve import ServeConfig, serve_in_thread
-from ragen_eval.stored_replies import MAX_STORED_CHARS
 
 from tests.eval.test_openai_agent import TRANSPORTS, EchoAgent, chat, expected_text
 
@@ -141,6 +143,57 @@ def test_credentials_in_the_base_url_are_sent_as_basic_auth(transport, monkeypat
     assert wrong.error.startswith("HTTP 401") and "1 attempt)" in wrong.error  # a bad key is not retried
 
 
+# --- a query in the base URL -----------------------------------------------------------------------------
+
+KEY = "KEY-0123456789"
+
+
+def recording(targets: list[str], answer: bytes) -> Handler:
+    """Records each request's target; answers ``answer`` to ``/v1/chat/completions?api_key=KEY``, and to any
+    other target a 404 whose body echoes the target, as some gateways do."""
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError:
+                return
+            length = next((int(line.partition(b":")[2]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            target = head.split(b" ")[1].decode()
+            targets.append(target)
+            status, body = ((b"200 OK", answer) if target == f"/v1/chat/completions?api_key={KEY}" else
+                            (b"404 Not Found", json.dumps({"error": {"message": f"no route {target}"}}).encode()))
+            writer.write(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(body)).encode() + b"\r\n\r\n" + body)
+            await writer.drain()
+    return handler
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_a_query_in_the_base_url_goes_with_every_request_and_stays_out_of_errors(transport):
+    targets: list[str] = []
+    with raw_server(recording(targets, completion_body('"<answer>Up</answer>"'))) as url:
+        first, _ = act(f"{url}?api_key={KEY}", http_backend=transport)
+        second, _ = act(f"{url}/?api_key={KEY}", http_backend=transport)  # a trailing slash reads the same
+        wrong, _ = act(f"{url}?api_key=WRONG-0123456789", http_backend=transport)
+    assert first.error is None and second.error is None and first.text == "<answer>Up</answer>"
+    assert targets[:2] == [f"/v1/chat/completions?api_key={KEY}"] * 2  # before: /v1/?api_key=KEYchat/completions
+    assert wrong.error == "HTTP 404: no route /v1/chat/completions?api_key=*** (gave up after 1 attempt)"
+
+
+def test_a_query_in_the_base_url_never_reaches_the_run_directory(tmp_path, capsys):
+    targets: list[str] = []
+    with raw_server(recording(targets, completion_body('"<answer>Up</answer>"'))) as url:
+        assert main(["--model", "m", "--base-url", f"{url}?api_key={KEY}", "--env", "bandit", "--episodes", "2",
+                     "--out", str(tmp_path), "--run-name", "gateway", "--no-progress"]) == EXIT_OK
+    assert targets and set(targets) == {f"/v1/chat/completions?api_key={KEY}"}
+    run = tmp_path / "gateway"
+    assert json.loads((run / "config.json").read_text())["eval_config"]["base_urls"] == [url]
+    assert all(KEY not in path.read_text() for path in run.iterdir() if path.is_file())
+    assert KEY not in "".join(capsys.readouterr())
+
+
 # --- a refused connection ------------------------------------------------------------------------------
 
 
@@ -218,18 +271,37 @@ def test_a_deeply_nested_body_is_a_retried_error_without_a_traceback(capfd):
 # --- oversized replies ----------------------------------------------------------------------------------
 
 
-def test_an_oversized_reply_is_scored_in_full_and_stored_capped():
-    # 1 MB of think text, then a valid answer: scoring must see the answer at the very end.
-    huge = "<think>" + "x" * 1_000_000 + "</think><answer>Up</answer>"
-    with serve_in_thread(ServeConfig(port=0), EchoAgent(text=huge, completion_tokens=5)) as url:
+def body_sizes(sizes: list[int], answer: bytes) -> Handler:
+    """Records the size of each request body; answers every request with HTTP 200 and ``answer``."""
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                sizes.append(len(await read_request(reader)))
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                         + str(len(answer)).encode() + b"\r\n\r\n" + answer)
+            await writer.drain()
+    return handler
+
+
+def test_an_oversized_reply_is_scored_in_full_and_capped_in_the_record_and_the_chat():
+    # 2 MB of think text, then a valid answer: scoring must see the answer at the very end.
+    huge = "<think>" + "x" * 2_000_000 + "</think><answer>Up</answer>"
+    sizes: list[int] = []
+    with raw_server(body_sizes(sizes, completion_body(json.dumps(huge)))) as url:
         record = play_sokoban(url)
-    assert record["error"] is None and len(record["turns"]) > 1
+    assert record["error"] is None and len(record["turns"]) == len(sizes) > 2
     for turn in record["turns"]:
         assert turn["format_ok"] and turn["actions_parsed"] == ["Up"]
-        assert turn["response"] == huge[:MAX_STORED_CHARS]
-        assert turn["capped"] == {"response": len(huge), "think": 1_000_000}
-        assert len(turn["think"]) == MAX_STORED_CHARS
-    assert len(json.dumps(record)) < (2 * MAX_STORED_CHARS + 10_000) * len(record["turns"])
+        assert turn["response"] == huge[:MAX_REPLY_CHARS]
+        assert turn["capped"] == {"response": len(huge), "think": 2_000_000}
+        assert len(turn["think"]) == MAX_REPLY_CHARS
+    assert len(json.dumps(record)) < (2 * MAX_REPLY_CHARS + 10_000) * len(record["turns"])
+    # Each later request carries the earlier replies back, capped: it grows by at most one cap a turn.
+    # Before, it grew by the whole 2 MB reply a turn (request bodies 1.9 KB -> 8.4 MB by turn 5).
+    assert all(later - earlier < MAX_REPLY_CHARS + 5_000 for earlier, later in zip(sizes, sizes[1:]))
+    assert sizes[-1] < sizes[0] + (len(sizes) - 1) * (MAX_REPLY_CHARS + 5_000)
 
 
 def test_replies_within_the_cap_are_stored_whole():

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ragen_eval.agents.base import Completion, SamplingParams
 from ragen_eval.agents.openai_agent import OpenAIChatAgent, parse_retry_after
-from ragen_eval.redaction import redact_url
+from ragen_eval.redaction import redact_args, redact_url
 from ragen_eval.serve import ServeConfig, serve_in_thread
 
 
@@ -228,6 +228,21 @@ def test_the_api_key_is_never_shown_and_urls_are_redacted():
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert redact_url("https://user:pw@[::1]:8443/v1?api_key=k#k") == "https://[::1]:8443/v1"
     asyncio.run(agent.aclose())
+
+
+@pytest.mark.parametrize(("args", "stored"), [
+    (["--api-key=abc", "--token", "abc", "--password=x"], ["--api-key=***", "--token", "***", "--password=***"]),
+    (["--model-name=sk-proj-0123456789ab", "hf_0123456789abcdefgh"], ["--model-name=***", "***"]),
+    (["--x", "ghp_0123456789abcdefABCDEF", "--y=AKIA0123456789ABCDEF"], ["--x", "***", "--y=***"]),
+    (["--z", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee"], ["--z", "***"]),  # 36 hex characters: key-like
+    # Variable names, numbers, model names and paths stay readable.
+    (["--api-key-env=OPENAI_API_KEY", "--api-key-env", "MY_KEY", "--latency=0.2", "--failure-rate", "-1"],
+     ["--api-key-env=OPENAI_API_KEY", "--api-key-env", "MY_KEY", "--latency=0.2", "--failure-rate", "-1"]),
+    (["--agent", "runs/sft/bandit-format", "--model-name", "Qwen2.5-7B-Instruct"],
+     ["--agent", "runs/sft/bandit-format", "--model-name", "Qwen2.5-7B-Instruct"]),
+])
+def test_redact_args_hides_key_like_values_and_secret_options(args, stored):
+    assert redact_args(args) == stored
 
 
 @pytest.mark.parametrize(("kwargs", "needle"), [

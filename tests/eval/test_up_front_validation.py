@@ -39,6 +39,80 @@ def test_bad_env_config_is_refused_before_the_run_directory(tmp_path, capsys, ov
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.parametrize("argv, named", [
+    (["--timeout", "nan"], "--timeout must be a finite number of seconds > 0, got nan"),
+    (["--timeout", "inf"], "--timeout must be a finite number of seconds > 0, got inf"),
+    (["--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
+    (["--temperature", "inf"], "--temperature must be a finite number >= 0, got inf"),
+    (["--top-p", "nan"], "--top-p must be in (0, 1], got nan"),
+    (["--top-p", "0"], "--top-p must be in (0, 1], got 0.0"),
+    (["--rps", "nan"], "--rps must be a finite number > 0, got nan"),
+    (["--rps", "inf"], "--rps must be a finite number > 0, got inf"),
+    (["--judge-model", "j", "--judge-base-url", "http://127.0.0.1:9/v1", "--timeout", "nan"],
+     "--timeout must be a finite number of seconds > 0, got nan"),
+])
+def test_numbers_out_of_range_nan_and_inf_are_refused_before_the_run_directory(tmp_path, capsys, argv, named):
+    # Before, nan and inf passed every check, made the run directory, then failed writing config.json.
+    assert _run(tmp_path / "runs", *argv) == EXIT_BAD_INPUT
+    assert named in _one_line_error(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("flag", ["--base-url", "--judge-base-url"])
+@pytest.mark.parametrize("url", ["ftp://user:pw-0123456789@example.com/v1?api_key=KEY-0123456789", "http:///v1",
+                                 "http://127.0.0.1:9/v1?key=a&key=b"])
+def test_a_bad_base_url_is_refused_before_the_run_directory_without_its_secrets(tmp_path, capsys, flag, url):
+    judged = ["--model", "random", "--judge-model", "j"] if flag == "--judge-base-url" else ["--model", "m"]
+    assert main([*judged, flag, url, "--env", "bandit", "--episodes", "1", "--out", str(tmp_path / "runs"),
+                 "--no-progress"]) == EXIT_BAD_INPUT
+    line = _one_line_error(capsys)
+    assert "base URL" in line and "0123456789" not in line
+    assert not (tmp_path / "runs").exists()
+
+
+SECRET = "sk-proj-0123456789abcdef"
+
+
+def _local(out, *extra: str) -> int:
+    return main(["--model", "random", "--local-server", "--env", "bandit", "--episodes", "2", "--out", str(out),
+                 "--no-progress", *extra])
+
+
+@pytest.mark.parametrize("arg, named", [
+    (f"--server-arg=--api-key={SECRET}", "--server-arg: ragen-eval serve does not take --api-key (see"),
+    (f"--server-arg=--api-key-env={SECRET}", "--server-arg --api-key-env takes the NAME of an environment variable"),
+    ("--server-arg=--api-key-env=RAGEN_TEST_UNSET_VARIABLE", "RAGEN_TEST_UNSET_VARIABLE: that environment variable "
+                                                             "is unset or empty"),
+    (f"--server-arg=--latency={SECRET}", "--server-arg --latency: invalid float value"),
+    ("--server-arg=--failure-rate=2", "--failure-rate must be a probability in [0, 1], got 2.0"),
+    ("--server-arg=--host=0.0.0.0", "--server-arg --host: --local-server sets the server's agent"),
+    ("--server-arg=--port=8000", "--server-arg --port: --local-server sets the server's agent"),
+])
+def test_bad_server_args_are_refused_before_the_run_directory_without_their_values(tmp_path, capsys, arg, named):
+    # Before, the run directory was made (config.json holding the argument verbatim), then the server failed.
+    assert _local(tmp_path / "runs", arg) == EXIT_BAD_INPUT
+    line = _one_line_error(capsys)
+    assert named in line and SECRET not in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_server_args_without_local_server_are_refused(tmp_path, capsys):
+    assert _run(tmp_path / "runs", "--server-arg=--latency=0.1") == EXIT_BAD_INPUT
+    assert "--server-arg passes options to the server --local-server starts" in _one_line_error(capsys)
+
+
+def test_a_key_like_server_arg_is_never_stored(tmp_path, capsys):
+    argv = [f"--server-arg=--model-name={SECRET}", "--server-arg=--latency", "--server-arg=0.001"]
+    assert _local(tmp_path, *argv, "--print-config") == EXIT_OK
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["server_args"] == ["--model-name=***", "--latency", "0.001"]
+    assert _local(tmp_path, *argv, "--run-name", "served") == EXIT_OK
+    run = tmp_path / "served"
+    assert json.loads((run / CONFIG_FILE).read_text())["eval_config"]["server_args"] == printed["server_args"]
+    assert all(SECRET not in path.read_text() for path in run.iterdir() if path.is_file())
+    assert len(read_jsonl(run / EPISODES_FILE)) == 2
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--seed", "1"], "unrecognized arguments: --seed 1"),
     (["--temp", "0.9"], "unrecognized arguments: --temp 0.9"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from ragen_envs.overrides import parse_overrides
@@ -54,6 +56,12 @@ def test_parse_overrides():
     ({"micro_batch_size": 64, "ppo_mini_batch_size": 8}, "micro_batch_size"),
     ({"total_steps": 0}, "total_steps"),
     ({"clip_ratio_low": 1.5}, "clip_ratio_low"),
+    # nan fails every comparison, so it passed "< 0" checks and reached the run (inf likewise).
+    ({"temperature": math.nan}, "temperature must be a finite number >= 0, got nan"),
+    ({"temperature": math.inf}, "temperature must be a finite number >= 0, got inf"),
+    ({"eval_temperature": math.nan}, "eval_temperature"), ({"kl_coef": math.inf}, "kl_coef"),
+    ({"actor_lr": math.inf}, "actor_lr must be a finite number > 0, got inf"),
+    ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"), ({"top_p": math.nan}, "top_p"),
 ])
 def test_bad_values_name_the_field(values, match):
     with pytest.raises(ValueError, match=match):

@@ -11,6 +11,7 @@ import textwrap
 import pytest
 import yaml
 
+from ragen_eval.jsonl_store import read_jsonl
 from ragen_train.cli import main
 from ragen_train.config import load_config
 from ragen_train.distributed import DistInfo
@@ -110,11 +111,31 @@ def test_a_torn_last_metrics_line_is_dropped_and_gaps_reported(tmp_path, capsys)
     assert "no rows for steps 2-3 of the 3 already trained" in err
 
 
-def test_a_corrupt_middle_line_is_a_clear_error(tmp_path):
-    path = tmp_path / "metrics.jsonl"
+def test_a_damaged_middle_line_is_the_one_line_exit_2_of_ragen_eval(tmp_path, capsys):
+    args = [f"output_dir={tmp_path}", *TINY_RUN, "total_steps=1"]
+    with open_run_dir(load_config(None, args), DistInfo()) as run:  # a run directory as a first run leaves it
+        path = run / "metrics.jsonl"
     path.write_text('{"step": 1}\nnot json\n{"step": 2}\n')
-    with pytest.raises(ValueError, match=r"metrics.jsonl, line 2: not a JSON row"):
+    message = f"{path}, line 2: not a JSON record; only a torn last line is repaired"
+    with pytest.raises(ValueError) as raised:
         read_metrics(path)
+    assert str(raised.value) == message
+    with pytest.raises(ValueError) as raised:  # what ragen-eval says of a damaged episodes.jsonl
+        read_jsonl(path)
+    assert str(raised.value) == message
+    assert main(args) == 2  # refused when the directory is opened, before any model is loaded
+    assert capsys.readouterr().err.strip().splitlines() == [f"ragen-train: error: {message}"]
+    assert sorted(p.name for p in run.iterdir()) == [".lock", "config.yaml", "metrics.jsonl"]
+
+
+@pytest.mark.parametrize("name", ["../../escaped", "/tmp/elsewhere", "a/b", ".", ".."])
+def test_run_name_is_a_name_not_a_path(tmp_path, capsys, name):
+    out = tmp_path / "deep" / "runs"
+    assert main([f"output_dir={out}", f"run_name={name}", *TINY_RUN, "total_steps=1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"ragen-train: error: run_name takes a directory name, not a path: {name!r} (use output_dir to choose the "
+        "parent directory)"]
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
