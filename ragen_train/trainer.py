@@ -482,6 +482,10 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
                                  episodes=config.eval_episodes, sampling=sampling, concurrency=config.eval_episodes,
                                  model_args={"device": str(policy.lm.device)})
     summary, _ = run_eval(eval_config, out / "run", progress=False)
+    failed = summary["overall"]["errors"]
+    if failed:  # in process, an error is a bug, never a lost episode to count as a failure
+        raise RuntimeError(f"evaluation at step {step}: {failed} of {summary['overall']['episodes']} val episodes "
+                           f"ended in an error; see {out / 'run' / 'episodes.jsonl'}")
     shutil.rmtree(model_dir)  # the run keeps episodes and summary; the weights are in the checkpoints
     return metric_group("eval", headline_metrics(summary["overall"]))
 

@@ -201,7 +201,7 @@ class HFAgent:
                                                         return_dict=True)["input_ids"]
             for index in range(request.n):
                 seed = hashlib.sha256(f"{request.seed_key}\0{index}".encode()).digest()
-                generator = torch.Generator(device=self._batch.device)
+                generator = torch.Generator()  # CPU: choose_tokens samples on the CPU
                 generator.manual_seed(int.from_bytes(seed[:8], "little") >> 1)
                 s = request.sampling
                 rows.append(DecodeRow(owner=(request, index), prompt_ids=list(prompt), max_tokens=s.max_tokens,

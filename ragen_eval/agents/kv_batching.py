@@ -45,7 +45,9 @@ def choose_tokens(logits: torch.Tensor, rows: Sequence[DecodeRow]) -> list[int]:
     temperature, cut to the smallest set of tokens whose mass reaches ``top_p``, is sampled by
     inverting its CDF at one uniform draw from the row's own generator.
     """
-    logits = logits.float()
+    # On the CPU whatever device computed the logits: each row's uniform draw comes from its own CPU
+    # generator, so a GPU run samples exactly the tokens a CPU run samples.
+    logits = logits.float().cpu()
     chosen = logits.argmax(dim=-1)
     sampled = [i for i, row in enumerate(rows) if row.temperature > 0]
     if sampled:

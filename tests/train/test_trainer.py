@@ -85,3 +85,21 @@ def test_resume_gives_the_same_next_step(tiny_model_dir, tmp_path):
 def test_initial_model_must_be_a_checkpoint(tmp_path):
     with pytest.raises(FileNotFoundError, match="config.json"):
         train(load_config(None, [f"model={tmp_path}", f"output_dir={tmp_path}", "run_name=x"]))
+
+
+@pytest.mark.slow
+def test_an_evaluation_whose_episodes_all_fail_stops_the_run(tiny_model_dir, tmp_path, monkeypatch):
+    # An in-process evaluation that errors is a bug (on a GPU, sampling once mixed devices): it must stop the run,
+    # never be logged as eval/success_rate 0.
+    import ragen_eval.agents.kv_batching as kv_batching
+
+    def broken(logits, rows):
+        raise RuntimeError("injected sampling failure")
+
+    monkeypatch.setattr(kv_batching, "choose_tokens", broken)
+    args = [f"model={tiny_model_dir}", f"output_dir={tmp_path}", "run_name=r", *TINY_RUN, "env=bandit",
+            "total_steps=1", "eval_every=1", "eval_episodes=2"]
+    with pytest.raises(RuntimeError, match="evaluation at step 1: 2 of 2 val episodes ended in an error"):
+        main(args)
+    rows = (tmp_path / "r" / "metrics.jsonl").read_text().splitlines() if (tmp_path / "r" / "metrics.jsonl").exists() else []
+    assert not any("eval/success_rate" in row for row in rows)
