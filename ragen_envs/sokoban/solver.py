@@ -12,6 +12,7 @@ import enum
 import heapq
 from dataclasses import dataclass
 
+from ragen_envs.deadline import check_deadline
 from ragen_envs.sokoban.deadlocks import push_distances
 from ragen_envs.sokoban.level import Board, SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.room import action_offsets
@@ -92,6 +93,8 @@ def solve(level: SokobanLevel, max_nodes: int = 1_000_000) -> SolveResult:
         expanded += 1
         if expanded > max_nodes:
             return SolveResult(SolveStatus.LIMIT, None, None, expanded - 1)
+        if not expanded & 1023:
+            check_deadline()
         player = state - boxes * cells
         h_here = None
         for action, o in enumerate(offsets):
