@@ -32,22 +32,23 @@ import os
 import secrets
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ragen_envs.deadline import DeadlineExceeded, time_limit
 from ragen_envs.registration import PRESETS, Preset, get_preset
 from ragen_envs.sokoban.level_files import LEVEL_FILE_SUFFIXES, load_level_set
+from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
 
 #: Env-config fields that ``--allow-env-config`` opens, per game (the entry point's class name, lower
 #: case, without ``Env``), each with its ceiling: the largest number, or for a text or list the longest
 #: length (and the longest text inside it); None: any value the game's config accepts. The ceilings keep
-#: one generation within about a second and a few tens of MB.
+#: the memory of one generation to a few MB; its time is bounded by the deadline.
 DEFAULT_ENV_CONFIG_LIMITS: Mapping[str, Mapping[str, float | None]] = {
     "sokoban": {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 30, "max_pushes": None,
-                "max_attempts": 500, "search_budget": 20_000, "start_selection": None, "walk_steps": 100,
+                "max_attempts": 200, "search_budget": 20_000, "start_selection": None, "walk_steps": 100,
                 "p_change_direction": None, "step_reward": None, "box_on_target_reward": None,
                 "box_off_target_reward": None, "success_reward": None, "max_actions_per_episode": 200},
     "frozenlake": {"height": 16, "width": 16, "p_frozen": None, "is_slippery": None, "success_rate": None,
@@ -68,6 +69,7 @@ CLIENT_FORBIDDEN_FIELDS = frozenset({"levels", "levels_limit"})
 #: The key of protocol ceilings in ``--env-config-limit protocol.FIELD=MAX``.
 PROTOCOL_KEY = "protocol"
 _MAX_NAME_CHARS = 255
+_PROTOCOL_FIELDS = frozenset(f.name for f in fields(ProtocolConfig))
 _MAX_SEED = 2**63 - 1
 
 
@@ -208,10 +210,10 @@ class ClientPolicy:
         answer whatever exists elsewhere on the machine), 403 for one over ``max_level_bytes``.
         """
         if not isinstance(name, str) or not name.strip() or len(name) > _MAX_NAME_CHARS or "\x00" in name:
-            raise PolicyError(400, f"levels must be a level set's name (GET /levels lists them), got {name!r:.80}")
+            raise PolicyError(400, f"levels must be a level set's name (GET /policy lists them), got {name!r:.80}")
         pure = PurePosixPath(name)
         if pure.is_absolute() or ".." in pure.parts or "\\" in name or name.startswith("~"):
-            raise PolicyError(400, f"levels is a name from GET /levels, not a path: {name!r:.80}")
+            raise PolicyError(400, f"levels is a level set's name (GET /policy lists them), not a path: {name!r:.80}")
         if not self.levels_dirs:
             raise PolicyError(403, "this server serves no level files (the operator lists them with --levels-dir)")
         for directory in self.levels_dirs:
@@ -230,7 +232,7 @@ class ClientPolicy:
                 raise PolicyError(403, f"level set {name!r} is {size:,} bytes, over this server's limit of "
                                        f"{self.max_level_bytes:,}")
             return candidate
-        raise PolicyError(404, f"no level set {name!r} on this server; GET /levels lists them")
+        raise PolicyError(404, f"no level set {name!r} on this server (GET /policy lists them)")
 
     def open_episode(self, env: str, seed: int | None = None, protocol: Mapping[str, Any] | None = None,
                      env_config: Mapping[str, Any] | None = None, levels: str | None = None) -> TextEpisode:
@@ -251,12 +253,14 @@ class ClientPolicy:
         except ValueError as err:
             raise PolicyError(400, str(err)) from None
         game = _game(preset)
-        _check_fields("protocol", protocol or {}, self.protocol_limits, "")
+        # A protocol key that is no ProtocolConfig field at all is left to ProtocolConfig's own 400, which names it.
+        _check_fields("protocol", {k: v for k, v in (protocol or {}).items() if k in _PROTOCOL_FIELDS},
+                      self.protocol_limits, "")
         env_config = dict(env_config or {})
         forbidden = sorted(CLIENT_FORBIDDEN_FIELDS & set(env_config))
         if forbidden:
             raise PolicyError(403, f"env_config field(s) {forbidden} are not open to clients: a level set is asked "
-                                   "for by name, as the levels field of the request (GET /levels lists them)")
+                                   "for by name, as the levels field of the request (GET /policy lists them)")
         _check_fields("env_config", env_config, self.env_config_limits.get(game, {}),
                       "this server plays its presets as they are (the operator opens fields with "
                       "--allow-env-config or --env-config-limit)")
@@ -275,8 +279,9 @@ class ClientPolicy:
                                        protocol, env_config or None)
                 return self._open_level_set(preset, seed, protocol, env_config, levels, path)
         except DeadlineExceeded:
-            raise PolicyError(422, f"building the episode took more than this server's budget of "
-                                   f"{self.generation_timeout_s:g}s and was stopped; ask for a smaller config") from None
+            budget = f"{self.generation_timeout_s:g}s"
+            raise PolicyError(422, f"building the episode took more than this server's budget of {budget} and "
+                                   "was stopped; ask for a smaller config") from None
         except PolicyError:
             raise
         except (ValueError, TypeError) as err:
@@ -315,7 +320,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--levels-dir", action="append", default=[], type=Path, metavar="DIR",
                        help="serve the level files in DIR by name (repeatable); clients never give a path")
     group.add_argument("--cache-dir", type=Path, metavar="DIR",
-                       help="certificate caches of served level files (default: ~/.cache/ragen_envs/server_certificates)")
+                       help="certificate caches of served level files "
+                            "(default: ~/.cache/ragen_envs/server_certificates)")
     group.add_argument("--auth-token-env", metavar="NAME",
                        help="require 'Authorization: Bearer TOKEN', the token read from environment variable NAME; "
                             "needed to bind beyond loopback")

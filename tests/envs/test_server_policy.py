@@ -180,7 +180,8 @@ def test_binding_beyond_loopback_needs_a_token_and_tokens_compare_exactly():
             check_bind(host, None)
         check_bind(host, "a-long-secret-token")
     assert token_matches(None, None) and token_matches(None, "Bearer anything")
-    assert token_matches("s3cret-token", "Bearer s3cret-token") and token_matches("s3cret-token", "bearer  s3cret-token")
+    assert token_matches("s3cret-token", "Bearer s3cret-token")
+    assert token_matches("s3cret-token", "bearer  s3cret-token")
     for header in (None, "", "s3cret-token", "Basic s3cret-token", "Bearer s3cret-toke", "Bearer s3cret-token2",
                    "Bearer", "Bearer \udcff"):
         assert not token_matches("s3cret-token", header)
@@ -198,7 +199,8 @@ def test_operator_flags_build_the_policy(monkeypatch, level_dir, tmp_path):
     policy = policy_from_args(_args([
         "--levels-dir", str(level_dir), "--cache-dir", str(tmp_path / "c"), "--auth-token-env", "RAGEN_TEST_TOKEN",
         "--allow-env-config", "--env-config-limit", "sokoban.height=8", "--env-config-limit", "protocol.max_turns=none",
-        "--env-config-limit", "frozenlake.p_frozen=none", "--max-sessions-per-client", "4", "--generation-timeout", "2"]))
+        "--env-config-limit", "frozenlake.p_frozen=none", "--max-sessions-per-client", "4",
+        "--generation-timeout", "2"]))
     assert policy.levels_dirs == (level_dir,) and policy.cache_dir == tmp_path / "c"
     assert policy.auth_token == "tok-" + "x" * 20 and "tok-" not in repr(policy)
     assert policy.env_config_limits["sokoban"]["height"] == 8 and policy.env_config_limits["sokoban"]["width"] == 10
