@@ -183,10 +183,14 @@ class ClientPolicy:
         return root / "ragen_envs" / "server_certificates"
 
     def level_names(self) -> list[str]:
-        """The level sets clients may name: level files and subdirectories directly in each levels directory."""
+        """The level sets clients may name: the level files and subdirectories directly in each levels
+        directory (hidden ones and links that lead out of the directory left out)."""
         names: set[str] = set()
         for directory in self.levels_dirs:
+            base = directory.resolve()
             for entry in directory.iterdir():
+                if entry.name.startswith(".") or not entry.resolve().is_relative_to(base):
+                    continue
                 if entry.is_dir() or entry.suffix.lower() in LEVEL_FILE_SUFFIXES:
                     names.add(entry.name)
         return sorted(names)
@@ -219,8 +223,9 @@ class ClientPolicy:
         for directory in self.levels_dirs:
             base = directory.resolve()
             candidate = (base / pure).resolve()
-            if candidate == base or not candidate.is_relative_to(base):
-                continue  # a link that leads out of the directory counts as absent
+            if candidate == base or not candidate.is_relative_to(base) or any(
+                    part.startswith(".") for part in candidate.relative_to(base).parts):
+                continue  # a link that leads out of the directory, or a hidden entry, counts as absent
             if candidate.is_file() and candidate.suffix.lower() in LEVEL_FILE_SUFFIXES:
                 files = [candidate]
             elif candidate.is_dir():

@@ -139,7 +139,9 @@ def test_level_sets_are_served_by_name_only(level_dir, tmp_path):
         _refused(400, "not a path", policy.open_episode, "sokoban", 0, levels=path)
     # A file outside and a missing file get the same answer; so does a link that leads out.
     (level_dir / "out.txt").symlink_to(tmp_path / "secret.txt")
-    for name in ("secret.txt", "nothing.txt", "out.txt", "three.txt.certificates.json"):
+    (level_dir / ".hidden.txt").write_text((level_dir / "three.txt").read_text())
+    assert policy.level_names() == ["pack", "three.txt"]
+    for name in ("secret.txt", "nothing.txt", "out.txt", "three.txt.certificates.json", ".hidden.txt"):
         _refused(404, f"no level set {name!r} on this server", policy.open_episode, "sokoban", 0, levels=name)
     _refused(400, "Sokoban presets", policy.open_episode, "bandit", 0, levels="three.txt")
     _refused(400, "holds 3 levels", policy.open_episode, "sokoban", 3, levels="three.txt")
