@@ -143,7 +143,7 @@ class ClientPolicy:
     """Episodes one client (one address) may hold at once."""
     max_connections: int = 256
     """Open connections served at once; more are answered 503 and closed."""
-    max_level_bytes: int = 64 << 20
+    max_level_bytes: int = 16 << 20
     """Largest level file (or directory, all files together) served."""
     auth_token: str | None = field(default=None, repr=False)
     """Bearer token every request must carry (``Authorization: Bearer TOKEN``); None: no token."""
@@ -338,8 +338,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
                        help="time one episode's level generation may take before it is stopped with a 422 (default 10)")
     group.add_argument("--max-concurrent-generations", type=int, default=max(1, os.cpu_count() or 1), metavar="N",
                        help="episode builds at once (default: the CPU count)")
-    group.add_argument("--max-level-bytes", type=int, default=64 << 20, metavar="N",
-                       help="largest level file or directory served (default 64 MiB)")
+    group.add_argument("--max-level-bytes", type=int, default=16 << 20, metavar="N",
+                       help="largest level file or directory served (default 16 MiB)")
     group.add_argument("--allow-env-config", action="store_true",
                        help="let clients override env-config fields within the built-in limits (default: presets only)")
     group.add_argument("--env-config-limit", action="append", default=[], metavar="GAME.FIELD=MAX",

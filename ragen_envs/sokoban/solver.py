@@ -57,6 +57,7 @@ def solve(level: SokobanLevel, max_nodes: int = 1_000_000) -> SolveResult:
         raise TypeError(f"solve expects a SokobanLevel (see parse_level), got {type(level).__name__}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}")
+    check_deadline()  # also between the many small solves of a level file
     board = Board.of(level)
     floor, targets, w = board.floor, board.targets, board.width
     if board.boxes == targets:

@@ -222,3 +222,16 @@ def test_operator_flags_build_the_policy(monkeypatch, level_dir, tmp_path):
         with pytest.raises(ValueError, match=words.replace(".", r"\.").replace("'", ".")):
             policy_from_args(_args(list(argv)))
     assert os.environ.get("RAGEN_TEST_TOKEN") is None
+
+
+def test_certifying_a_level_set_past_the_budget_is_stopped(tmp_path):
+    levels = [generate(SokobanConfig(height=10, width=10, num_boxes=4), seed) for seed in range(40)]
+    (tmp_path / "levels").mkdir()
+    (tmp_path / "levels" / "forty.txt").write_text(format_boxoban(levels), encoding="utf-8")
+    hurried = ClientPolicy(levels_dirs=(tmp_path / "levels",), cache_dir=tmp_path / "cache", generation_timeout_s=0.05)
+    start = time.monotonic()
+    _refused(422, "budget of 0.05s", hurried.open_episode, "boxoban", 39, levels="forty.txt")
+    assert time.monotonic() - start < 1.0
+    patient = ClientPolicy(levels_dirs=(tmp_path / "levels",), cache_dir=tmp_path / "cache")
+    episode = patient.open_episode("boxoban", 39, levels="forty.txt")
+    assert episode.certificate["moves"] == levels[39].certificate.moves
