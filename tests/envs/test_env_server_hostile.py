@@ -28,6 +28,7 @@ from ragen_envs.text import TextEpisode
 
 HOSTILE = {"height": 30, "width": 30, "num_boxes": 8, "search_budget": 10_000_000, "max_attempts": 1_000_000}
 TOKEN = "test-token-" + "k" * 24
+pytestmark = pytest.mark.usefixtures("fresh_level_sets")  # level sets load from disk in every test
 
 
 def request(url: str, method: str, path: str, body: object = None, *, raw: bytes | None = None,
@@ -59,12 +60,6 @@ def serve():
     for server in started:
         server.shutdown()
         server.server_close()
-
-
-@pytest.fixture(autouse=True)
-def _fresh(monkeypatch, tmp_path):
-    monkeypatch.setattr(level_files, "_loaded", {})
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user_cache"))
 
 
 @pytest.fixture

@@ -24,13 +24,7 @@ from ragen_envs.text import TextEpisode
 
 #: The issue's probe: a 30x30 room with 8 boxes and budgets that kept a server busy for minutes.
 HOSTILE = {"height": 30, "width": 30, "num_boxes": 8, "search_budget": 10_000_000, "max_attempts": 1_000_000}
-
-
-@pytest.fixture(autouse=True)
-def _fresh(monkeypatch, tmp_path):
-    """Each test loads level sets from disk, and any user-cache write lands in its own tmp dir."""
-    monkeypatch.setattr(level_files, "_loaded", {})
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user_cache"))
+pytestmark = pytest.mark.usefixtures("fresh_level_sets")  # level sets load from disk in every test
 
 
 @pytest.fixture
