@@ -12,7 +12,7 @@ through :meth:`ClientPolicy.open_episode` and takes the same operator flags
 - **Bounded work.** Building an episode (generating a level, certifying a level file) runs under a
   cooperative deadline (:mod:`ragen_envs.deadline`): past ``generation_timeout_s`` the work stops and
   the client gets a 422. At most ``max_concurrent_generations`` builds run at once; a request that
-  finds them all busy for as long waits, then gets a 503.
+  finds them all busy waits up to ``generation_timeout_s``, then gets a 503.
 - **Level files by name only.** ``levels`` names a file or directory inside one of the operator's
   ``levels_dirs``; absolute paths, ``..`` and links that lead outside are refused, sizes are capped,
   and certificate caches are written only under the server's ``cache_dir``.
