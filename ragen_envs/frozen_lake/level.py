@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from ragen_envs.certificate import Certificate
+from ragen_envs.deadline import check_deadline
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.planning import (
     neighbour_table,
@@ -108,6 +109,7 @@ def generate(config: FrozenLakeConfig, seed: int) -> FrozenLakeLevel:
     table = neighbour_table(height, width).tolist()
     letters = np.array([ord("H"), ord("F")], dtype=np.uint8)
     for _ in range(config.max_attempts):
+        check_deadline()
         grid = letters[(rng.random(n) < config.p_frozen).view(np.uint8)]
         start = int(rng.integers(n))
         goal = int(rng.integers(n - 1))

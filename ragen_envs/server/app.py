@@ -2,14 +2,18 @@
 
 Routes (every body is a JSON object; see docs/integrations.md for the fields):
 
-- ``POST /reset`` ``{env, seed?, protocol?, env_config?}`` -> a new episode's id, chat and first observation;
+- ``POST /reset`` ``{env, seed?, protocol?, env_config?, levels?}`` -> a new episode's id, chat and first
+  observation, built through the server's :class:`~ragen_envs.server.policy.ClientPolicy`;
 - ``POST /step`` ``{episode_id, reply}`` or ``{episode_id, action}`` -> reward, done, next chat, turn record;
 - ``GET /state/{episode_id}`` -> the episode as it stands, with its full record;
 - ``POST /close`` ``{episode_id}`` -> frees the slot and returns the record;
-- ``GET /envs`` -> the registered presets; ``GET /health`` -> liveness and occupancy.
+- ``GET /envs`` -> the registered presets; ``GET /policy`` -> what a client may ask; ``GET /health`` ->
+  liveness and occupancy.
 
-Errors are ``{"error": "<one line>"}`` with 400 (bad request), 404 (unknown or expired episode, unknown
-route), 405, 409 (step on a finished episode), 413 (body too large) or 503 (no free episode slot).
+With a token set, every request needs ``Authorization: Bearer TOKEN`` (401 otherwise). Errors are
+``{"error": "<one line>"}`` with 400 (bad request), 401, 403 (not allowed by the policy), 404 (unknown or
+expired episode, level set or route), 405, 409 (step on a finished episode), 413 (body too large), 422
+(build over its time budget), 429 (the client's episode limit) or 503 (no free slot, builder or connection).
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ragen_envs.registration import PRESETS
-from ragen_envs.server.episodes import EpisodeFinished, EpisodeNotFound, EpisodeStore, StoreFull
+from ragen_envs.server.episodes import ClientLimit, EpisodeFinished, EpisodeNotFound, EpisodeStore, StoreFull
+from ragen_envs.server.policy import ClientPolicy, PolicyError, check_bind, token_matches
 from ragen_envs.text.episode import TextEpisode
 
 #: Largest request body accepted; a reply is text of a few KB, so 1 MiB leaves room and stops abuse.
 MAX_BODY_BYTES = 1 << 20
 # Oversized bodies up to this size are read and dropped before the 413 is sent.
 DRAIN_CAP_BYTES = 16 * MAX_BODY_BYTES
+#: Deepest nesting of arrays and objects a body may have (a reset nests 3 deep: body, protocol, symbols).
+MAX_BODY_DEPTH = 32
 
 
 class RequestError(Exception):
@@ -61,6 +68,21 @@ def _view(episode_id: str, episode: TextEpisode) -> dict[str, Any]:
     }
 
 
+def _not_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """How deeply arrays and objects nest in a parsed JSON value (a scalar: 0); iterative, so any depth counts."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def _field(body: dict[str, Any], name: str, kinds: type | tuple[type, ...], required: bool = False) -> Any:
     """``body[name]`` checked against ``kinds`` (a JSON true/false is not an int here); None when absent."""
     value = body.get(name)
@@ -87,6 +109,8 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
     def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
         body = json.dumps(payload).encode()
         self.send_response(status)
+        if status == HTTPStatus.UNAUTHORIZED:
+            self.send_header("WWW-Authenticate", 'Bearer realm="ragen_envs.server"')
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         if self.close_connection:
@@ -95,21 +119,34 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def _body(self) -> dict[str, Any]:
+        if "Transfer-Encoding" in self.headers:
+            self.close_connection = True  # where the body ends is unknown: nothing more can be read safely
+            raise RequestError(HTTPStatus.BAD_REQUEST, "Transfer-Encoding bodies are not accepted; send Content-Length")
         try:
             length = int(self.headers.get("Content-Length", "0"))
         except ValueError:
-            raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is not a number") from None
+            length = -1
+        if length < 0:
+            self.close_connection = True
+            raise RequestError(HTTPStatus.BAD_REQUEST, "Content-Length is not a non-negative number")
         if length > MAX_BODY_BYTES:
             self._discard_body(length)
             raise RequestError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                                f"request body of {length} bytes is over the {MAX_BODY_BYTES}-byte limit")
         raw = self.rfile.read(length) if length > 0 else b""
+        if len(raw) < length:
+            self.close_connection = True
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"body ended after {len(raw)} of {length} bytes")
         try:
-            body = json.loads(raw or b"{}")
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            body = json.loads(raw or b"{}", parse_constant=_not_json_constant)
+        except RecursionError:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"body nests deeper than {MAX_BODY_DEPTH} levels") from None
+        except ValueError as exc:  # also bad UTF-8, NaN/Infinity, and integers of thousands of digits
             raise RequestError(HTTPStatus.BAD_REQUEST, f"body is not JSON: {exc}") from None
         if not isinstance(body, dict):
             raise RequestError(HTTPStatus.BAD_REQUEST, f"body must be a JSON object, got {type(body).__name__}")
+        if _depth(body) > MAX_BODY_DEPTH:
+            raise RequestError(HTTPStatus.BAD_REQUEST, f"body nests deeper than {MAX_BODY_DEPTH} levels")
         return body
 
     def _discard_body(self, length: int) -> None:
@@ -129,6 +166,13 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
 
     def _handle(self, method: str) -> None:
         try:
+            if not token_matches(self.server.policy.auth_token, self.headers.get("Authorization")):
+                # No work for a client without the token: its body is only drained, so that it reads the 401
+                # rather than a reset connection, and the connection is closed.
+                self.close_connection = True
+                length = self.headers.get("Content-Length", "")
+                self._discard_body(int(length) if length.isdigit() and int(length) <= MAX_BODY_BYTES else 0)
+                raise RequestError(HTTPStatus.UNAUTHORIZED, "this server needs 'Authorization: Bearer TOKEN'")
             # Read the body before routing, so that a refused request leaves no bytes behind on a kept-alive
             # connection to be taken for the next request.
             body = self._body() if method == "POST" else {}
@@ -137,7 +181,7 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
             if method == "GET" and path.startswith("/state/"):
                 payload = self.server.state(path.removeprefix("/state/"))
             elif route is not None:
-                payload = route(body)
+                payload = route(body, self.client_address[0])
             else:
                 known = {p for (_, p) in self.server.routes} | {"/state/{episode_id}"}
                 if path in known or path.startswith("/state/"):
@@ -146,6 +190,10 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
             self._send(HTTPStatus.OK, payload)
         except RequestError as exc:
             self._send(exc.status, {"error": str(exc)})
+        except PolicyError as exc:
+            self._send(HTTPStatus(exc.status), {"error": str(exc)})
+        except ClientLimit as exc:
+            self._send(HTTPStatus.TOO_MANY_REQUESTS, {"error": str(exc)})
         except EpisodeNotFound as exc:
             self._send(HTTPStatus.NOT_FOUND, {"error": exc.args[0]})
         except EpisodeFinished as exc:
@@ -167,25 +215,63 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
 
 
 class EnvServer(ThreadingHTTPServer):
-    """A threading HTTP server holding an :class:`EpisodeStore`; one thread per connection."""
+    """A threading HTTP server holding an :class:`EpisodeStore`, opening episodes through a :class:`ClientPolicy`.
+
+    One thread per connection, at most ``policy.max_connections`` at once (a connection beyond is
+    answered 503 and closed). Binding beyond loopback without ``policy.auth_token`` is a ValueError.
+    The store's ``max_per_client`` is the per-client episode limit (:func:`start_server` and the command
+    line set it from the policy).
+    """
 
     daemon_threads = True
     request_queue_size = 256  # many clients connect at once at the start of a batch of episodes
 
-    def __init__(self, address: tuple[str, int], store: EpisodeStore, *, verbose: bool = False) -> None:
+    def __init__(self, address: tuple[str, int], store: EpisodeStore, *, policy: ClientPolicy | None = None,
+                 verbose: bool = False) -> None:
+        self.policy = policy if policy is not None else ClientPolicy()
+        check_bind(address[0], self.policy.auth_token)
         self.store = store
         self.verbose = verbose
-        self.routes: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any]]] = {
+        self._connections = threading.BoundedSemaphore(self.policy.max_connections)
+        # Each route takes the body and the client's address.
+        self.routes: dict[tuple[str, str], Callable[[dict[str, Any], str], dict[str, Any]]] = {
             ("POST", "/reset"): self.reset,
-            ("POST", "/step"): self.step,
-            ("POST", "/close"): self.close_episode,
-            ("GET", "/envs"): lambda body: {"envs": [{"name": p.name, "env_id": p.env_id,
-                                                      "description": p.description} for p in PRESETS]},
-            ("GET", "/health"): lambda body: {"status": "ok", "episodes": len(self.store),
-                                              "max_episodes": self.store.max_episodes,
-                                              "idle_timeout_s": self.store.idle_timeout_s},
+            ("POST", "/step"): lambda body, client: self.step(body),
+            ("POST", "/close"): lambda body, client: self.close_episode(body),
+            ("GET", "/envs"): lambda body, client: {"envs": [{"name": p.name, "env_id": p.env_id,
+                                                              "description": p.description} for p in PRESETS]},
+            ("GET", "/policy"): lambda body, client: self.policy.describe(),
+            ("GET", "/health"): lambda body, client: {"status": "ok", "episodes": len(self.store),
+                                                      "max_episodes": self.store.max_episodes,
+                                                      "idle_timeout_s": self.store.idle_timeout_s},
         }
         super().__init__(address, EnvRequestHandler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """Serve the connection on a new thread, or answer 503 and close it when ``max_connections`` are open."""
+        if not self._connections.acquire(blocking=False):
+            body = json.dumps({"error": f"the server is serving {self.policy.max_connections} connections, its "
+                                        "limit; retry later"}).encode()
+            try:
+                request.settimeout(1.0)  # a client that reads nothing must not stall the accepting thread
+                request.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                                b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._connections.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve one connection, then give its place back."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._connections.release()
 
     @property
     def url(self) -> str:
@@ -193,17 +279,19 @@ class EnvServer(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         return f"http://{host}:{port}"
 
-    def reset(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``POST /reset``."""
-        unknown = sorted(set(body) - {"env", "seed", "protocol", "env_config"})
+    def reset(self, body: dict[str, Any], client: str = "") -> dict[str, Any]:
+        """``POST /reset`` for ``client`` (its address: the per-client limit counts by it)."""
+        unknown = sorted(set(body) - {"env", "seed", "protocol", "env_config", "levels"})
         if unknown:
             raise RequestError(HTTPStatus.BAD_REQUEST, f"unknown field(s) {unknown} in /reset; "
-                                                       "known: env, seed, protocol, env_config")
+                                                       "known: env, seed, protocol, env_config, levels")
         env = _field(body, "env", str, required=True)
         seed = _field(body, "seed", int)
         protocol = _field(body, "protocol", dict)
         env_config = _field(body, "env_config", dict)
-        episode_id, episode = self.store.create(env, seed, protocol, env_config)
+        levels = _field(body, "levels", str)
+        episode_id, episode = self.store.create(
+            lambda: self.policy.open_episode(env, seed, protocol, env_config, levels), client)
         view = _view(episode_id, episode)
         view["info"].update(level_seed=episode.level_seed, certificate=episode.certificate,
                             protocol=episode.config.to_dict(), env_config=episode.env_config)
@@ -240,10 +328,14 @@ class EnvServer(ThreadingHTTPServer):
 
 
 def start_server(host: str = "127.0.0.1", port: int = 0, store: EpisodeStore | None = None, *,
-                 verbose: bool = False) -> tuple[EnvServer, threading.Thread]:
-    """Start an :class:`EnvServer` on a background thread (port 0: a free one; see ``server.url``).
-    Stop it with ``server.shutdown(); server.server_close()``."""
-    server = EnvServer((host, port), store if store is not None else EpisodeStore(), verbose=verbose)
+                 policy: ClientPolicy | None = None, verbose: bool = False) -> tuple[EnvServer, threading.Thread]:
+    """Start an :class:`EnvServer` on a background thread (port 0: a free one; see ``server.url``); without a
+    store, a default one with the policy's per-client limit. Stop it with
+    ``server.shutdown(); server.server_close()``."""
+    policy = policy if policy is not None else ClientPolicy()
+    if store is None:
+        store = EpisodeStore(max_per_client=policy.max_sessions_per_client)
+    server = EnvServer((host, port), store, policy=policy, verbose=verbose)
     thread = threading.Thread(target=server.serve_forever, name="ragen-env-server", daemon=True)
     thread.start()
     return server, thread

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ragen_envs.certificate import Certificate
+from ragen_envs.deadline import check_deadline
 from ragen_envs.sokoban.config import SokobanConfig
 from ragen_envs.sokoban.reverse_search import search_backwards
 from ragen_envs.sokoban.room import Draws, carve_room
@@ -219,6 +220,7 @@ def generate(config: SokobanConfig | Mapping[str, Any] | None, seed: int) -> Sok
     seed = int(seed)
     draws = Draws(np.random.default_rng(seed))
     for _ in range(config.max_attempts):
+        check_deadline()
         level = _attempt(config, draws, seed)
         if level is not None:
             return level

@@ -4,7 +4,8 @@ A level set is a file, or a directory of such files (``*.txt``, ``*.xsb``, ``*.s
 read as one list of levels. Every level leaves here with a certificate, exactly as a generated one:
 levels are solved on load, and the certificates are cached in a JSON file keyed by the level file's
 SHA-256, written next to the file (``000.txt.certificates.json``) or, where that directory is
-read-only, in the user's cache directory; where neither can be written there is simply no cache. A
+read-only, in the user's cache directory; where neither can be written there is simply no cache (a
+caller that must not write beside the files, such as a server, names its own ``cache_dir``). A
 cached certificate is replayed before it is trusted, so a stale or edited cache cannot hand out a
 wrong solution.
 
@@ -151,8 +152,13 @@ def parse_level_file(text: str, name: str = "<text>") -> list[SokobanLevel]:
     return [p.level for p in _parse(text, name)]
 
 
-def load_level_set(path: str | os.PathLike[str], limit: int | None = None, *, cache: bool = True) -> LevelSet:
+def load_level_set(path: str | os.PathLike[str], limit: int | None = None, *, cache: bool = True,
+                   cache_dir: str | os.PathLike[str] | None = None) -> LevelSet:
     """Read and certify the first ``limit`` levels (None: all) of a file or directory.
+
+    ``cache_dir``: where certificate caches are read and written (``<sha256>.json`` by each file's
+    content hash) instead of beside the level file or in the user cache; a server passes its own
+    directory so that it never writes next to the files it serves.
 
     Raises :class:`LevelFileError` naming the file and level for a malformed level, one without a
     solution, or one the solver could not finish. Loaded sets are kept for the life of the process
@@ -165,13 +171,15 @@ def load_level_set(path: str | os.PathLike[str], limit: int | None = None, *, ca
     key = (str(Path(path).expanduser().resolve()), digest, limit)
     with _load_lock:  # the envs of one run are built from many threads; certify each set once
         if key not in _loaded:
-            _loaded[key] = _load(key[0], digest, files, limit, cache)
+            _loaded[key] = _load(key[0], digest, files, limit, cache,
+                                 None if cache_dir is None else Path(cache_dir).expanduser())
             while len(_loaded) > MAX_SETS_KEPT:
                 _loaded.pop(next(iter(_loaded)))
         return _loaded[key]
 
 
-def _load(path: str, digest: str, files: list[Path], limit: int | None, cache: bool) -> LevelSet:
+def _load(path: str, digest: str, files: list[Path], limit: int | None, cache: bool,
+          cache_dir: Path | None) -> LevelSet:
     entries: list[LevelEntry] = []
     for file in files:
         if limit is not None and len(entries) >= limit:
@@ -184,7 +192,7 @@ def _load(path: str, digest: str, files: list[Path], limit: int | None, cache: b
         parsed = _parse(text, str(file))
         if limit is not None:
             parsed = parsed[: limit - len(entries)]
-        certificates = _certify(parsed, file, _sha256(data), cache=cache)
+        certificates = _certify(parsed, file, _sha256(data), cache=cache, cache_dir=cache_dir)
         entries.extend(LevelEntry(p.level.with_certificate(c), file.name, p.number, p.line)
                        for p, c in zip(parsed, certificates))
     if not entries:
@@ -222,9 +230,10 @@ def _parse(text: str, name: str) -> list[_ParsedLevel]:
     return out
 
 
-def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: bool = True) -> list[SokobanCertificate]:
+def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: bool = True,
+             cache_dir: Path | None = None) -> list[SokobanCertificate]:
     """Certificates of a file's levels: from its certificate cache where valid, else from the solver."""
-    cached = _read_cache(file, sha256) if cache else {}
+    cached = _read_cache(file, sha256, cache_dir) if cache else {}
     out: list[SokobanCertificate] = []
     solved_now = False
     for p in parsed:
@@ -235,7 +244,7 @@ def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: 
             solved_now = True
         out.append(certificate)
     if cache and solved_now:
-        write_certificates(file, sha256, cached)
+        write_certificates(file, sha256, cached, cache_dir=cache_dir)
     return out
 
 
@@ -283,15 +292,26 @@ def user_cache_path(sha256: str) -> Path:
     return root / "ragen_envs" / "sokoban_certificates" / f"{sha256}.json"
 
 
+def cache_paths(file: str | os.PathLike[str], sha256: str, cache_dir: str | os.PathLike[str] | None = None
+                ) -> tuple[Path, ...]:
+    """Where the certificates of a level file with hash ``sha256`` are looked for and written, in order:
+    ``<cache_dir>/<sha256>.json`` alone where a cache directory is given, else next to the file
+    (:func:`certificates_path`), then :func:`user_cache_path`."""
+    if cache_dir is not None:
+        return (Path(cache_dir).expanduser() / f"{sha256}.json",)
+    return (certificates_path(file), user_cache_path(sha256))
+
+
 def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: dict[int, SokobanCertificate],
-                       about: dict[str, Any] | None = None) -> Path | None:
-    """Store certificates (level number -> certificate) for the file with hash ``sha256``: next to the
-    file if its directory is writable, else in :func:`user_cache_path`; None when neither could be written.
-    ``about`` (e.g. the preset and seeds an export came from) is stored alongside."""
+                       about: dict[str, Any] | None = None, *, cache_dir: str | os.PathLike[str] | None = None
+                       ) -> Path | None:
+    """Store certificates (level number -> certificate) for the file with hash ``sha256`` in the first
+    of :func:`cache_paths` that can be written; None when none could. ``about`` (e.g. the preset and
+    seeds an export came from) is stored alongside."""
     payload = {"format": _CACHE_FORMAT, "file_sha256": sha256, **(about or {}),
                "levels": {str(n): c.to_dict() for n, c in sorted(certificates.items())}}
     text = json.dumps(payload, indent=1) + "\n"
-    for target in (certificates_path(file), user_cache_path(sha256)):
+    for target in cache_paths(file, sha256, cache_dir):
         tmp = None
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -307,9 +327,9 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
     return None
 
 
-def _read_cache(file: Path, sha256: str) -> dict[int, SokobanCertificate]:
+def _read_cache(file: Path, sha256: str, cache_dir: Path | None = None) -> dict[int, SokobanCertificate]:
     """Cached certificates for this exact file content (a cache for other content is ignored)."""
-    for source in (certificates_path(file), user_cache_path(sha256)):
+    for source in cache_paths(file, sha256, cache_dir):
         try:
             payload: Any = json.loads(source.read_text(encoding="utf-8"))
             if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Iterable
 
+from ragen_envs.deadline import check_deadline
 from ragen_envs.sokoban.level import SokobanLevel
 
 _FLOOR_CHARS = " -_"
@@ -19,6 +20,7 @@ def parse_level(text: str) -> SokobanLevel:
     """Parse one level in standard notation. Raises ValueError naming the problem if it is malformed."""
     if not isinstance(text, str):
         raise TypeError(f"parse_level expects a str, got {type(text).__name__}")
+    check_deadline()  # a level file of a million levels takes minutes to read
     lines = [line.rstrip("\r") for line in text.split("\n")]
     while lines and not lines[0].strip():
         lines.pop(0)

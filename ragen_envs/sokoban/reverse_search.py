@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ragen_envs.deadline import check_deadline
 from ragen_envs.sokoban.room import action_offsets
 
 # One entry per (box layout, push count) settled in a layer: (moves, pushes, player mask).
@@ -88,7 +89,9 @@ def search_backwards(width: int, floor: int, targets: int, max_states: int, max_
     depth = 0
     while frontier and states < max_states:
         reached: dict[int, dict[int, int]] = {}
-        for boxes, pushes, players in frontier:
+        for count, (boxes, pushes, players) in enumerate(frontier):
+            if not count & 255:
+                check_deadline()  # one layer of a large room can take minutes
             free = floor & ~boxes
             walked = ((players << 1) | (players >> 1) | (players << width) | (players >> width)) & free
             by_pushes = reached.get(boxes)

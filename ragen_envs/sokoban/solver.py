@@ -12,6 +12,7 @@ import enum
 import heapq
 from dataclasses import dataclass
 
+from ragen_envs.deadline import check_deadline
 from ragen_envs.sokoban.deadlocks import push_distances
 from ragen_envs.sokoban.level import Board, SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.room import action_offsets
@@ -56,6 +57,7 @@ def solve(level: SokobanLevel, max_nodes: int = 1_000_000) -> SolveResult:
         raise TypeError(f"solve expects a SokobanLevel (see parse_level), got {type(level).__name__}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or max_nodes < 1:
         raise ValueError(f"max_nodes must be a positive int, got {max_nodes!r}")
+    check_deadline()  # also between the many small solves of a level file
     board = Board.of(level)
     floor, targets, w = board.floor, board.targets, board.width
     if board.boxes == targets:
@@ -92,6 +94,8 @@ def solve(level: SokobanLevel, max_nodes: int = 1_000_000) -> SolveResult:
         expanded += 1
         if expanded > max_nodes:
             return SolveResult(SolveStatus.LIMIT, None, None, expanded - 1)
+        if not expanded & 1023:
+            check_deadline()
         player = state - boxes * cells
         h_here = None
         for action, o in enumerate(offsets):

@@ -226,3 +226,24 @@ def test_export_refuses_bad_input_and_runs_as_a_module(tmp_path, capsys):
                            "--out", str(tmp_path / "s.txt")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert count_levels(tmp_path / "s.txt") == 2 and certificates_path(tmp_path / "s.txt").is_file()
+
+
+def test_a_cache_dir_takes_every_cache_and_nothing_is_written_beside_the_file(tmp_path, monkeypatch):
+    levels = _levels(SMALL, 2)
+    path = _write(tmp_path / "served" / "set.txt", format_boxoban(levels))
+    cache_dir = tmp_path / "server_cache"
+    level_set = load_level_set(path, cache_dir=cache_dir)
+    assert [p.name for p in cache_dir.iterdir()] == [f"{level_set.sha256}.json"]
+    assert sorted(p.name for p in path.parent.iterdir()) == ["set.txt"]
+    assert not user_cache_path(level_set.sha256).exists()
+    monkeypatch.setattr(level_files, "_loaded", {})
+    with monkeypatch.context() as m:
+        _no_solver(m)
+        assert load_level_set(path, cache_dir=cache_dir).entries == level_set.entries
+    # A cache beside the file or in the user cache is not read when a cache dir is named.
+    (cache_dir / f"{level_set.sha256}.json").rename(certificates_path(path))
+    monkeypatch.setattr(level_files, "_loaded", {})
+    with monkeypatch.context() as m:
+        _no_solver(m)
+        with pytest.raises(AssertionError, match="the solver ran"):
+            load_level_set(path, cache_dir=cache_dir)
