@@ -20,7 +20,7 @@ from typing import Any
 #: Panels of metrics.png: (title, metric keys drawn in it).
 PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("success", ("rollout/success_rate", "eval/success_rate")),
-    ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std")),
+    ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std", "rollout/reasoning_reward")),
     ("kept fraction", ("rollout/kept_fraction",)),
     ("entropy", ("losses/entropy",)),
     ("grad norm", ("losses/grad_norm_actor", "losses/grad_norm_critic")),
