@@ -3,7 +3,9 @@ checker, and commit to the answer's moves; on hand-built states they say exactly
 
 from __future__ import annotations
 
+import csv
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,17 @@ def test_the_accuracy_script_reports_what_the_checker_finds(tmp_path: Path, caps
     assert figures["frozenlake_det"]["turns"] == sum(len(r["turns"]) for r in records)
     with pytest.raises(SystemExit):
         script.main(["--env", "sokobann"])
+
+
+def test_sft_trains_on_templated_thoughts_from_the_command_line(tiny_model_dir: Path, tmp_path: Path) -> None:
+    pytest.importorskip("transformers")
+    from ragen_train.cli import main
+
+    out = tmp_path / "sft"
+    assert main(["sft", "--model", str(tiny_model_dir), "--env", "frozenlake_det,bandit", "--episodes", "4,4",
+                 "--mode", "oracle", "--thought", "templated", "--epochs", "1", "--batch-size", "4",
+                 "--max-steps", "2", "--out", str(out)]) == 0
+    settings = json.loads((out / "sft_config.json").read_text())
+    assert [d["thought"] for d in settings["demos"]] == ["templated", "templated"]
+    losses = [float(row["loss"]) for row in csv.DictReader(open(out / "sft_metrics.csv"))]
+    assert len(losses) == 2 and all(math.isfinite(x) and x > 0 for x in losses)
