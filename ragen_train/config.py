@@ -111,6 +111,12 @@ class TrainConfig:
     reward_scale: float = 1.0
     """multiplies every reward before advantages and value targets; <1 keeps large returns (Sokoban's +10) within reach of value_clip"""
 
+    # --- reasoning reward (opt-in; ragen_train.reasoning_reward) ---
+    reasoning_reward_format: float = 0.0
+    """added to a turn's reward when its reply is well formed and its <think> is not empty; 0: off"""
+    reasoning_reward_consistency: float = 0.0
+    """adds this x (true - false) / checkable claims of a turn's thought, as ragen_eval.consistency checks them; 0: off"""
+
     # --- filtering (StarPO-S) ---
     rollout_filter_ratio: float = 0.25
     """fraction of groups kept, top by raw reward std (RAGEN: 0.25); 1.0 = no filter"""
@@ -277,7 +283,15 @@ class TrainConfig:
             raise ValueError(f"target_success must be in (0, 1] or null, got {self.target_success!r}")
         if not isinstance(self.env_config, dict):
             raise TypeError(f"env_config must be a mapping, got {type(self.env_config).__name__}")
+        for name in ("reasoning_reward_format", "reasoning_reward_consistency"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0 (0 turns the term off), got {getattr(self, name)!r}")
         check_game_settings(self.env, self.env_config, self.protocol)
+
+    @property
+    def uses_reasoning_reward(self) -> bool:
+        """Whether either reasoning-reward term is on (the reward is then more than the game's)."""
+        return bool(self.reasoning_reward_format or self.reasoning_reward_consistency)
 
     @property
     def uses_critic(self) -> bool:

@@ -2,7 +2,7 @@
 
 Each demonstration is a real :class:`~ragen_envs.text.TextEpisode`: the responses are written by a
 scripted player in the protocol's ``<think>...</think><answer>...</answer>`` format, with a
-templated thought that describes the state it sees, and the environment judges them exactly as it
+templated thought (:data:`THOUGHT_STYLES`), and the environment judges them exactly as it
 judges a model. Two players:
 
 - ``oracle``: :func:`ragen_envs.text.players.oracle_actions`, the same player as the harness's
@@ -25,11 +25,14 @@ from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
 from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply, oracle_actions, random_actions
 
 from ragen_train.game_settings import check_game_settings
+from ragen_train.thoughts import templated_thought
 
 DEMO_MODES = ("oracle", "format")
-#: ``describe``: a templated sentence naming the positions the model sees; ``none``: an empty
-#: ``<think></think>`` (the protocol's format, with the answer as the only thing to learn).
-THOUGHT_STYLES = ("describe", "none")
+#: ``describe``: a templated sentence naming the positions the model sees; ``templated``: a short
+#: reasoning of true, checkable claims (where things are, how the goal lies, what the moves will do;
+#: :mod:`ragen_train.thoughts`); ``none``: an empty ``<think></think>`` (the protocol's format, with the
+#: answer as the only thing to learn).
+THOUGHT_STYLES = ("describe", "templated", "none")
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,8 @@ def render_response(episode: TextEpisode, actions: Sequence[str], thought: str =
         text = None
     elif thought == "none":
         text = ""
+    elif thought == "templated":
+        text = templated_thought(episode.game.state_dict(), actions, config.coordinate_base)
     else:
         text = f"{describe_state(episode)} I will go {', '.join(actions)}."
     return format_reply(actions, config.action_separator, text)

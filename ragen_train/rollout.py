@@ -27,6 +27,7 @@ import torch
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.text import EpisodeBatch, ProtocolConfig
 from ragen_train.config import REWARD_PLACEMENTS
+from ragen_train.reasoning_reward import reasoning_terms
 
 #: Stands in for the assistant's reply while rendering the chat template; split on it.
 _SLOT = "\u2063RAGEN_REPLY_SLOT\u2063"
@@ -44,11 +45,14 @@ class Trajectory:
     response_tokens: list[int] = field(default_factory=list)  # sampled tokens per turn
     overflowed: bool = False  # ran out of max_seq_len; later turns were played with empty replies
     record: dict[str, Any] = field(default_factory=dict)  # the episode record (ragen_envs.text)
+    reasoning_reward: float = 0.0  # the reasoning reward's terms summed over turns (in ``rewards`` too)
 
     @property
     def episode_reward(self) -> float:
-        """Sum of turn rewards and penalties (equals the record's ``total_reward``)."""
-        return float(self.record.get("total_reward", sum(self.rewards)))
+        """Sum of turn rewards and penalties (the record's ``total_reward``) plus the reasoning reward."""
+        if "total_reward" in self.record:
+            return float(self.record["total_reward"]) + self.reasoning_reward
+        return float(sum(self.rewards))
 
     @property
     def success(self) -> bool:
@@ -362,6 +366,8 @@ def rollout(
     batch_size: int = 64,
     generation_seed: int = 0,
     engine: RolloutEngine | None = None,
+    reasoning_format: float = 0.0,
+    reasoning_consistency: float = 0.0,
 ) -> RolloutBatch:
     """Play ``len(seeds)`` groups of ``group_size`` episodes each (members of a group share the seed).
 
@@ -371,6 +377,9 @@ def rollout(
     ``generation_seed``: torch's RNG is forked and seeded with it, so the caller's global RNG is
     left untouched, and each request also gets its own seed (:func:`request_seeds`); the same seed
     reproduces the same rollouts.
+
+    ``reasoning_format`` and ``reasoning_consistency`` weigh the reasoning reward's terms
+    (:func:`ragen_train.reasoning_reward.reasoning_terms`), added to each turn's reward; 0 turns a term off.
     """
     if group_size < 1 or not seeds:
         raise ValueError(f"need at least one seed and group_size >= 1, got {len(seeds)} seeds, group_size {group_size}")
@@ -411,6 +420,12 @@ def rollout(
             for i, record in zip(active, records):
                 traj, episode = trajs[i], batch.episodes[i]
                 reward = float(record["reward"]) + float(record["penalty"])
+                if reasoning_format or reasoning_consistency:
+                    extra = reasoning_terms(record, format_coef=reasoning_format,
+                                            consistency_coef=reasoning_consistency,
+                                            coordinate_base=protocol.coordinate_base, symbols=protocol.symbols).total
+                    traj.reasoning_reward += extra
+                    reward += extra
                 if traj.overflowed:
                     traj._add_reward(reward)
                     continue

@@ -25,7 +25,7 @@ METRICS_FILE = "metrics.jsonl"
 #: Panels of metrics.png: (title, metric keys drawn in it).
 PLOT_PANELS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("success", ("rollout/success_rate", "eval/success_rate")),
-    ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std")),
+    ("reward", ("rollout/mean_reward", "rollout/reward_std", "rollout/in_group_std", "rollout/reasoning_reward")),
     ("kept fraction", ("rollout/kept_fraction",)),
     ("entropy", ("losses/entropy",)),
     ("reply information", ("rollout/reply_entropy", "rollout/reply_cond_entropy", "rollout/reply_mi")),

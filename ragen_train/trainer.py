@@ -123,7 +123,8 @@ def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, in
                         temperature=config.temperature, top_p=config.top_p,
                         batch_size=config.rollout_batch_size,
                         generation_seed=derived_seed(config.seed, step, info.rank, 1 if not retry else 100 + retry),
-                        engine=engine)
+                        engine=engine, reasoning_format=config.reasoning_reward_format,
+                        reasoning_consistency=config.reasoning_reward_consistency)
         for traj in batch.trajectories:
             traj.group = mine[traj.group]
             local.append(traj)
@@ -550,6 +551,8 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             row: dict[str, Any] = {"step": step + 1, **rollout_metrics(first)}
             if config.collapse_signals_every and (step + 1) % config.collapse_signals_every == 0:
                 row.update(reply_signals(policy.lm, tokenizer, first, config, info))
+            if config.uses_reasoning_reward:  # the game's reward is rollout/mean_reward; this is what it gained
+                row["rollout/reasoning_reward"] = float(np.mean([t.reasoning_reward for t in first.trajectories]))
             if config.hard_state_retries:
                 batch, row["rollout/hard_states_rescued"] = retry_hard_states(policy.lm, tokenizer, config, step,
                                                                               info, batch, engine=engine)
