@@ -205,8 +205,11 @@ def _parse_request(body: Any) -> tuple[list[dict[str, str]], int, SamplingParams
     """Validate a chat-completions body; return messages, n and sampling, or raise :class:`_Error`."""
     if not isinstance(body, dict):
         raise _Error(400, "the request body must be a JSON object")
-    if body.get("stream"):
-        raise _Error(400, "stream=true is not supported by ragen-eval serve")
+    if not isinstance(body.get("stream", False), (bool, type(None))):
+        raise _Error(400, f"'stream' must be true or false, got {body['stream']!r}")
+    options = body.get("stream_options")
+    if options is not None and not isinstance(options, dict):
+        raise _Error(400, f"'stream_options' must be an object, got {options!r}")
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise _Error(400, "'messages' must be a non-empty list")
@@ -257,6 +260,23 @@ def _prompt_fraction(messages: list[dict[str, str]]) -> float:
     """A number in [0, 1) fixed by the messages' content, so poisoning picks the same prompts every time."""
     digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def _sse_events(payload: dict[str, Any], include_usage: bool) -> bytes:
+    """``payload`` (a chat completion) as the server-sent events of a streamed one, ended by ``[DONE]``.
+
+    Each choice comes whole in one ``chat.completion.chunk`` (the answer exists before the first byte is
+    sent, so finer chunks would only cost time); ``usage`` follows in a chunk without choices when the
+    request's ``stream_options.include_usage`` asks for it, as OpenAI sends it.
+    """
+    head = {key: payload[key] for key in ("id", "created", "model")}
+    chunks = [{**head, "object": "chat.completion.chunk",
+               "choices": [{"index": choice["index"], "delta": choice["message"],
+                            "finish_reason": choice["finish_reason"], "logprobs": None}]}
+              for choice in payload["choices"]]
+    if include_usage:
+        chunks.append({**head, "object": "chat.completion.chunk", "choices": [], "usage": payload["usage"]})
+    return b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in chunks) + b"data: [DONE]\n\n"
 
 
 _THINK_RE = re.compile(r"<think>(.*?)</think>", re.DOTALL | re.IGNORECASE)
@@ -360,18 +380,21 @@ class ChatCompletionServer:
             self.counts["garbage"] += 1
             completions = [Completion(text=garbage_text(self._rng)) for _ in completions]
         payload = self._render(messages, completions, sampling, fault == "empty_choices")
-        data = json.dumps(payload).encode()
+        stream = bool(body.get("stream"))
+        data = _sse_events(payload, bool((body.get("stream_options") or {}).get("include_usage"))) if stream \
+            else json.dumps(payload).encode()
         if fault == "malformed":
             data = data[: len(data) // 2] + b"<html>502 Bad Gateway</html>"
+        content_type = "text/event-stream" if stream else "application/json"
         if fault == "drop":
-            return await self._drop_midway(request, data)
+            return await self._drop_midway(request, data, content_type)
         if fault is None:
             self.counts["answered"] += 1  # well-formed answers only
-        return web.Response(body=data, content_type="application/json")
+        return web.Response(body=data, content_type=content_type)
 
-    async def _drop_midway(self, request: web.Request, data: bytes) -> web.StreamResponse:
+    async def _drop_midway(self, request: web.Request, data: bytes, content_type: str) -> web.StreamResponse:
         """Promise the whole body, send half of it, then cut the connection."""
-        response = web.StreamResponse(headers={"Content-Type": "application/json", "Content-Length": str(len(data))})
+        response = web.StreamResponse(headers={"Content-Type": content_type, "Content-Length": str(len(data))})
         await response.prepare(request)
         await response.write(data[: len(data) // 2])
         if request.transport is not None:

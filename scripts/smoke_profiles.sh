@@ -4,6 +4,7 @@
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
 #   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
+#   verifiers  pip install "ragen-envs[verifiers,eval]"  vf-eval against ragen-eval serve (verifiers pins openai<3)
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -53,5 +54,12 @@ py=$(new_venv trl)
 "$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
 # Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
 "$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
+
+echo "== verifiers: pip install ragen-envs[verifiers,eval]"
+py=$(new_venv verifiers)
+# [eval] for ragen-eval serve and the ragen-eval run the test compares with; verifiers holds openai at 2.x here.
+"$py" -m pip install -q "$wheel[verifiers,eval]" pytest pytest-benchmark
+# vf-eval against the served oracle and random agents; uv (from the extra) must be on PATH for its harness.
+PATH="$work/verifiers/bin:$PATH" "$py" -m pytest -q -p no:cacheprovider tests/test_verifiers_env.py
 
 echo "all install profiles passed their smokes"

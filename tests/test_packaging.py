@@ -4,7 +4,8 @@ The imports are read from the source with ``ast`` (nothing is imported), mapped 
 that provide them, and checked against the requirement lists of ``pyproject.toml``:
 
 - an import that runs when a module is imported must come with the install profile of its package
-  (``ragen_envs``: the base requirements; ``ragen_eval``: ``[eval]``; ``ragen_train``: ``[train]``);
+  (``ragen_envs``: the base requirements; ``ragen_eval``: ``[eval]``; ``ragen_train``: ``[train]``;
+  ``ragen_verifiers``: ``[verifiers]``, checked where that extra is installed, since ``[all]`` leaves it out);
 - an import inside a function (a lazy one: an optional backend, rendering) must come with the
   profile or with one of the extras that package names as optional;
 - every requirement of the base and of the ``render``/``eval``/``train`` extras is imported somewhere.
@@ -27,12 +28,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OWN = {"ragen_envs", "ragen_eval", "ragen_train"}
+OWN = {"ragen_envs", "ragen_eval", "ragen_train", "ragen_verifiers"}
 
 #: The extras that make every module of a package importable (beside the base requirements).
-PROFILE = {"ragen_envs": (), "ragen_eval": ("eval",), "ragen_train": ("train",)}
+PROFILE = {"ragen_envs": (), "ragen_eval": ("eval",), "ragen_train": ("train",), "ragen_verifiers": ("verifiers",)}
 #: Extras a package may import from inside a function, for an optional feature.
-OPTIONAL = {"ragen_envs": ("render",), "ragen_eval": ("train", "vllm"), "ragen_train": ("eval", "vllm")}
+OPTIONAL = {"ragen_envs": ("render",), "ragen_eval": ("train", "vllm"), "ragen_train": ("eval", "vllm"),
+            "ragen_verifiers": ()}
+#: Packages whose profile ``[all]`` does not install (its own venv), with the module that shows it is there.
+OWN_PROFILE_ONLY = {"ragen_verifiers": "verifiers"}
 #: Modules that only an optional backend loads (always through a lazy import), and the extras they need.
 BACKEND_MODULES = {"ragen_eval.agents.kv_batching": ("train",)}
 #: Extras whose every requirement must be imported by the code (dev and vllm are tools, not imports).
@@ -149,6 +153,8 @@ def test_the_walk_finds_the_imports_it_must():
 
 @pytest.mark.parametrize("package", sorted(PROFILE))
 def test_every_import_is_declared_in_the_extra_that_needs_it(package):
+    if package in OWN_PROFILE_ONLY:
+        pytest.importorskip(OWN_PROFILE_ONLY[package])
     declared = _declared()
     profile = declared[""].union(*(declared[e] for e in PROFILE[package]))
     optional = profile.union(*(declared[e] for e in OPTIONAL[package]))
@@ -165,7 +171,7 @@ def test_every_import_is_declared_in_the_extra_that_needs_it(package):
 def test_every_declared_requirement_is_imported():
     declared = _declared()
     imported: set[str] = set()
-    for package in PROFILE:
+    for package in set(PROFILE) - set(OWN_PROFILE_ONLY):  # their extras are not among those checked here
         for imports in third_party_imports(package):
             for module in imports:
                 imported |= _distributions_of(module)

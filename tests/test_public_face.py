@@ -1,7 +1,7 @@
 """The harness and the trainer use the games only through their public face.
 
-Every module of ``ragen_eval`` and ``ragen_train`` is parsed (not imported) and each import
-statement, at module level or inside a function, is checked: importing a game's package or any of
+Every module of ``ragen_eval``, ``ragen_train`` and ``ragen_verifiers`` is parsed (not imported) and
+each import statement, at module level or inside a function, is checked: importing a game's package or any of
 its modules (``ragen_envs.sokoban``, ``ragen_envs.frozen_lake.planning``, ...) is a failure. What
 they may use instead is ``ragen_envs``, ``ragen_envs.text``, registration, splits, the certificate
 and the ``TextGame`` interface, so that a new game needs no change in either package.
@@ -70,6 +70,6 @@ import ragen_envs.sokobanish
     assert [line for line, _ in private_imports(source)] == [2, 3, 4, 6]
 
 
-@pytest.mark.parametrize("package", ["ragen_eval", "ragen_train"])
+@pytest.mark.parametrize("package", ["ragen_eval", "ragen_train", "ragen_verifiers"])
 def test_no_module_imports_a_game_private_module(package):
     assert offenders(package) == []

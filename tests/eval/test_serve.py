@@ -79,7 +79,8 @@ def test_models_endpoint_and_a_well_formed_completion():
     (body(max_tokens=0), "max_tokens"),
     (body(temperature=-1), "temperature"),
     (body(seed="x"), "seed"),
-    (body(stream=True), "stream"),
+    (body(stream="yes"), "stream"),
+    (body(stream=True, stream_options=[1]), "stream_options"),
 ])
 def test_bad_requests_get_a_400_with_an_openai_error_body(payload, needle):
     with serve_in_thread(ServeConfig(port=0), FixedAgent()) as url:
@@ -87,6 +88,41 @@ def test_bad_requests_get_a_400_with_an_openai_error_body(payload, needle):
     assert response.status_code == 400
     error = response.json()["error"]
     assert needle in error["message"] and error["type"] == "invalid_request_error"
+
+
+@pytest.mark.parametrize("reasoning_field", [False, True])
+def test_a_streamed_completion_carries_the_same_answer_as_a_plain_one(reasoning_field):
+    """``stream=true`` (what verifiers' chat harness sends): OpenAI's client reassembles the plain reply."""
+    import openai
+
+    text = "<think>ok then</think><answer>Up || Left</answer> and more words"
+    config = ServeConfig(port=0, model_name="m", reasoning_field=reasoning_field)
+    with serve_in_thread(config, FixedAgent(text)) as url:
+        plain = post(url, body("a b", n=2, max_tokens=12)).json()
+        client = openai.OpenAI(base_url=url, api_key="unused")
+        chunks = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a b"}], n=2,
+                                                     max_tokens=12, stream=True,
+                                                     stream_options={"include_usage": True}))
+        unasked = list(client.chat.completions.create(model="m", messages=[{"role": "user", "content": "a b"}],
+                                                      stream=True))
+        client.close()
+    streamed: dict[int, dict] = {}
+    for chunk in chunks[:-1]:
+        for choice in chunk.choices:
+            got = streamed.setdefault(choice.index, {"content": "", "reasoning_content": None})
+            got["content"] += choice.delta.content or ""
+            extra = (choice.delta.model_extra or {}).get("reasoning_content")
+            if extra is not None:
+                got["reasoning_content"] = extra
+            got["finish_reason"] = choice.finish_reason
+    assert sorted(streamed) == [0, 1]
+    for choice in plain["choices"]:
+        got = streamed[choice["index"]]
+        assert got["content"] == choice["message"]["content"] and got["finish_reason"] == choice["finish_reason"]
+        assert got["reasoning_content"] == choice["message"].get("reasoning_content")
+    assert plain["choices"][0]["finish_reason"] == "length"  # 12 tokens cut the text: the cut is streamed too
+    assert chunks[-1].choices == [] and chunks[-1].usage.model_dump(exclude_none=True) == plain["usage"]
+    assert all(chunk.usage is None for chunk in unasked)  # usage only when stream_options asks for it
 
 
 def test_content_parts_and_max_completion_tokens_are_understood():
