@@ -58,7 +58,7 @@ from ragen_train.distributed import (
     init_distributed,
     shutdown,
 )
-from ragen_train.filtering import select_groups
+from ragen_train.filtering import FilterResult, select_by_game, select_groups
 from ragen_train.loss import (
     aggregate,
     entropy_from_logits,
@@ -81,16 +81,26 @@ def step_seed_start(config: TrainConfig, step: int) -> int:
     """Index within the train split where the walk for ``step``'s seeds starts."""
     # Each step walks its own window of 4P seed indices; about 80% of them hold train levels, so the
     # P it keeps come from inside the window and no two steps share a seed.
-    window = 4 * config.env_groups
+    window = 4 * config.num_groups
     per_run = 1_000_000  # seed indices reserved per run seed: far more than 4P x total_steps
     return (config.seed * per_run + step * window) % (100_000_000 - per_run)
 
 
 def step_seeds(config: TrainConfig, step: int) -> list[int]:
     """The P train-split seeds of ``step`` (levels of the train split only, as ``ragen_envs.split_seeds``
-    keeps them): fresh every step, disjoint across run seeds (< 100)."""
-    return split_seeds("train", config.env_groups, start=step_seed_start(config, step), env=config.env,
-                       env_config=config.env_config)
+    keeps them): fresh every step, disjoint across run seeds (< 100). In a mixture each game walks
+    its own part of the step's window (4 seed indices per group), in the mixture's order."""
+    seeds: list[int] = []
+    start = step_seed_start(config, step)
+    for game in config.games():
+        seeds += split_seeds("train", game.groups, start=start + 4 * len(seeds), env=game.name,
+                             env_config=game.env_config)
+    return seeds
+
+
+def group_games(config: TrainConfig) -> list[str]:
+    """The game label (:attr:`~ragen_train.config.MixtureGame.label`) of every group of a step, in order."""
+    return [game.label for game in config.games() for _ in range(game.groups)]
 
 
 def derived_seed(*parts: int) -> int:
@@ -113,23 +123,29 @@ def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, in
     fresh samples (:func:`retry_hard_states`).
     """
     seeds = step_seeds(config, step)
-    wanted = list(range(config.env_groups)) if groups is None else list(groups)
+    wanted = list(range(config.num_groups)) if groups is None else list(groups)
     mine = wanted[info.rank::info.world_size]
     local: list[Trajectory] = []
-    if mine:
-        batch = rollout(model, tokenizer, config.env, [seeds[g] for g in mine], group_size=config.group_size,
-                        protocol=config.protocol, env_config=config.env_config,
+    first = 0  # the game's first group number
+    for k, game in enumerate(config.games()):  # one lockstep batch per game of a mixture
+        played = [g for g in mine if first <= g < first + game.groups]
+        first += game.groups
+        if not played:
+            continue
+        purpose = 1 if not retry else 100 + retry
+        batch = rollout(model, tokenizer, game.name, [seeds[g] for g in played], group_size=config.group_size,
+                        protocol=config.protocol, env_config=game.env_config,
                         max_new_tokens=config.max_new_tokens, max_seq_len=config.max_seq_len,
                         temperature=config.temperature, top_p=config.top_p,
                         batch_size=config.rollout_batch_size,
-                        generation_seed=derived_seed(config.seed, step, info.rank, 1 if not retry else 100 + retry),
+                        generation_seed=derived_seed(config.seed, step, info.rank, purpose, *([k] if k else [])),
                         engine=engine)
         for traj in batch.trajectories:
-            traj.group = mine[traj.group]
+            traj.group = played[traj.group]
             local.append(traj)
     everything = [t for part in all_gather_objects(info, local) for t in part]
     everything.sort(key=lambda t: t.group)  # stable: members keep their order
-    return RolloutBatch(everything, config.env_groups, config.group_size)
+    return RolloutBatch(everything, config.num_groups, config.group_size)
 
 
 def retry_hard_states(
@@ -390,20 +406,51 @@ def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device
 # Step 5: metrics, evaluation
 
 
-def rollout_metrics(batch: RolloutBatch) -> dict[str, Any]:
+def rollout_metrics(batch: RolloutBatch, groups: Sequence[int] | None = None, name: str = "rollout") -> dict[str, Any]:
     """``rollout/...`` of all rollouts (before filtering): the harness's episode metrics aggregated as
     ``ragen-eval`` summarises a run (:func:`ragen_eval.summary.summarize`, the
     :data:`~ragen_eval.metrics.HEADLINE_KEYS` and thought-state consistency), plus what only RL has:
     the reward spread over the batch and within groups (the input of the filter and the collapse
-    monitor) and the share of sequences that overflowed ``max_seq_len``."""
-    rewards = batch.group_rewards()
-    overall = summarize([t.record for t in batch.trajectories])["overall"]
-    return metric_group("rollout", {
+    monitor) and the share of sequences that overflowed ``max_seq_len``. ``groups`` (default: all)
+    restricts them to those groups and ``name`` names the metric group (one game of a mixture:
+    ``rollout/<game>``)."""
+    groups = list(range(batch.num_groups)) if groups is None else list(groups)
+    wanted = set(groups)
+    trajectories = [t for t in batch.trajectories if t.group in wanted]
+    rewards = batch.group_rewards()[groups]
+    overall = summarize([t.record for t in trajectories])["overall"]
+    return metric_group(name, {
         **headline_metrics(overall),
         "reward_std": float(rewards.std()),
         "in_group_std": float(rewards.std(axis=1).mean()),
-        "overflowed": float(np.mean([t.overflowed for t in batch.trajectories])),
+        "overflowed": float(np.mean([t.overflowed for t in trajectories])),
     })
+
+
+def game_metrics(batch: RolloutBatch, config: TrainConfig, kept: FilterResult) -> dict[str, Any]:
+    """``rollout/<game>/...`` for each game of a mixture (nothing for one game): :func:`rollout_metrics`
+    of its groups and the share of them the filter kept. The pooled ``rollout/...`` numbers are
+    their weighted means (by episodes, turns or groups, as each metric counts)."""
+    games = group_games(config)
+    if len(set(games)) < 2:
+        return {}
+    row: dict[str, Any] = {}
+    for label in dict.fromkeys(games):
+        groups = [g for g, name in enumerate(games) if name == label]
+        row.update(rollout_metrics(batch, groups, f"rollout/{label}"))
+        row[f"rollout/{label}/kept_fraction"] = sum(g in kept.kept for g in groups) / len(groups)
+    return row
+
+
+def filter_groups(batch: RolloutBatch, config: TrainConfig) -> FilterResult:
+    """The groups that enter the update (:mod:`ragen_train.filtering`), each game's apart under
+    ``rollout_filter_scope=per_game`` (the same as pooled for one game)."""
+    options = {"keep_ratio": config.rollout_filter_ratio, "zero_spread_quota": config.zero_spread_quota,
+               "strategy": config.rollout_filter_strategy, "top_p": config.rollout_filter_top_p,
+               "min_p": config.rollout_filter_min_p, "drop_zero_spread": config.filter_drop_zero_spread}
+    if config.rollout_filter_scope == "per_game":
+        return select_by_game(batch.group_rewards(), group_games(config), **options)
+    return select_groups(batch.group_rewards(), **options)
 
 
 def reply_signals(lm: nn.Module, tokenizer: Any, batch: RolloutBatch, config: TrainConfig,
@@ -428,11 +475,12 @@ def reply_signals(lm: nn.Module, tokenizer: Any, batch: RolloutBatch, config: Tr
 def harness_config(config: TrainConfig, *, model: str, split: str, seed_start: int, episodes: int,
                    sampling: SamplingParams, **fields: Any) -> EvalConfig:
     """The ``ragen-eval`` config that plays ``episodes`` levels of ``split`` from ``seed_start`` with this
-    run's game and protocol (``fields``: further ``EvalConfig`` fields)."""
+    run's games (each of a mixture) and protocol (``fields``: further ``EvalConfig`` fields)."""
+    games = config.games()
     return EvalConfig(
-        model=model, backend="hf", envs=[config.env], episodes=episodes, split=split, seed_start=seed_start,
-        sampling=sampling, protocol=config.protocol,
-        env_configs={config.env: dict(config.env_config)} if config.env_config else {}, **fields)
+        model=model, backend="hf", envs=[game.name for game in games], episodes=episodes, split=split,
+        seed_start=seed_start, sampling=sampling, protocol=config.protocol,
+        env_configs={game.name: dict(game.env_config) for game in games if game.env_config}, **fields)
 
 
 def save_rollouts(batch: RolloutBatch, kept: Sequence[int], config: TrainConfig, step: int, run_dir: Path) -> Path:
@@ -447,7 +495,8 @@ def save_rollouts(batch: RolloutBatch, kept: Sequence[int], config: TrainConfig,
     out.mkdir(parents=True, exist_ok=True)
     sampling = SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_new_tokens)
     eval_config = harness_config(config, model=f"{run_dir.name}@step_{step:06d}", split="train",
-                                 seed_start=step_seed_start(config, step - 1), episodes=config.env_groups,
+                                 seed_start=step_seed_start(config, step - 1),
+                                 episodes=max(game.groups for game in config.games()),
                                  sampling=sampling, samples=config.group_size)
     kept_groups = set(kept)
     members: dict[int, int] = {}
@@ -469,8 +518,9 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
     The policy is saved in transformers format to ``eval/step_N/model`` and played by
     ``ragen-eval``'s ``hf`` backend, exactly as ``ragen-eval --backend hf --model DIR --split val``
     would; the run directory ``eval/step_N`` keeps its episodes and summary. The same
-    ``config.eval_episodes`` val-split seeds every time, so curves compare like with like. Returns
-    ``eval/...``: the summary's headline numbers, under the names ``rollout/...`` uses.
+    ``config.eval_episodes`` val-split seeds every time (of each game of a mixture), so curves
+    compare like with like. Returns ``eval/...``: the summary's headline numbers, under the names
+    ``rollout/...`` uses, pooled and (mixtures) ``eval/<game>/...`` per game.
     """
     out = run_dir / "eval" / f"step_{step:06d}"
     model_dir = out / "model"
@@ -483,7 +533,11 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
                                  model_args={"device": str(policy.lm.device)})
     summary, _ = run_eval(eval_config, out / "run", progress=False)
     shutil.rmtree(model_dir)  # the run keeps episodes and summary; the weights are in the checkpoints
-    return metric_group("eval", headline_metrics(summary["overall"]))
+    row = metric_group("eval", headline_metrics(summary["overall"]))
+    games = config.games()
+    for game in games if len(games) > 1 else []:
+        row.update(metric_group(f"eval/{game.label}", headline_metrics(summary["per_env"][game.name])))
+    return row
 
 
 # ---------------------------------------------------------------------------------------------
@@ -552,10 +606,9 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             policy.train()
             t1 = time.perf_counter()
 
-            kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota,
-                                 strategy=config.rollout_filter_strategy, top_p=config.rollout_filter_top_p,
-                                 min_p=config.rollout_filter_min_p, drop_zero_spread=config.filter_drop_zero_spread)
+            kept = filter_groups(batch, config)
             row["rollout/kept_fraction"] = kept.kept_fraction
+            row.update(game_metrics(first, config, kept))
             if info.is_main and config.save_rollouts:
                 save_rollouts(first, kept.kept, config, step + 1, run_dir)
             train_batch = batch.select(kept.kept)
