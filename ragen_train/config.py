@@ -159,6 +159,8 @@ class TrainConfig:
     """alert when the critic's grad norm > this x the median of its earlier ones; 0: off"""
     rollout_filter_scope: str = "per_game"
     """mixtures: per_game filters each game's groups apart (raw reward spreads are in each game's own units; every game keeps its share), pooled ranks all groups together"""
+    rollout_staleness: int = 0
+    """k: each update trains on the rollouts collected k steps earlier, by the policy of then, with the PPO ratio (and its clip) against that policy; the first k steps only collect; 0: on-policy"""
 
     # --- loss ---
     clip_ratio_low: float = 0.2
@@ -244,8 +246,8 @@ class TrainConfig:
                     "ppo_epochs", "ppo_mini_batches", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
                     "eval_episodes", "collapse_window", "log_every", "keep_checkpoints", "collapse_signals_replies")
         require_ints(self, positive)
-        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries", "collapse_signals_every"),
-                     minimum=0)
+        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries", "collapse_signals_every",
+                            "rollout_staleness"), minimum=0)
         if not 0.0 < self.rollout_filter_top_p <= 1.0:
             raise ValueError(f"rollout_filter_top_p must be in (0, 1], got {self.rollout_filter_top_p!r}")
         if not 0.0 <= self.rollout_filter_min_p <= 1.0:

@@ -7,6 +7,8 @@ One step:
 2. **filter**: keep the groups whose raw rewards disagree most (:mod:`ragen_train.filtering`).
 3. **score**: log-probs of the sampled tokens under the rollout policy (and the reference, for
    KL), critic values; then advantages (:mod:`ragen_train.advantages`).
+   With ``rollout_staleness=k`` the batch is held back k steps: its old log-probs are scored
+   now, by the policy that sampled it, and the update k steps later trains on it.
 4. **update**: PPO epochs over shuffled mini-batches, micro-batches accumulated, the clipped
    surrogate + entropy + KL + clipped value loss (:mod:`ragen_train.loss`), gradients clipped,
    AdamW step. Under ``torchrun`` the mini-batch is split over ranks and DDP averages gradients;
@@ -185,6 +187,10 @@ def retry_hard_states(
 # Step 3: score the batch and compute advantages
 
 
+#: What :func:`forward_scores` can add to a batch.
+SCORES = ("old_logprobs", "old_values", "ref_logprobs")
+
+
 @torch.no_grad()
 def forward_scores(
     policy: ActorCritic,
@@ -192,33 +198,39 @@ def forward_scores(
     data: dict[str, torch.Tensor],
     config: TrainConfig,
     info: DistInfo,
+    scores: Sequence[str] = SCORES,
 ) -> None:
-    """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``.
+    """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``,
+    or those of them named in ``scores``.
 
     Each rank scores every ``world_size``-th sequence; the results are gathered so that every
     rank holds the whole batch. When the update is a single on-policy optimizer step (one epoch,
-    one mini-batch) and there is no critic, the policy pass is skipped: the old log-probs are
-    then the update's own, detached (ratio exactly 1), as TRL does. Log-probs are those of the
-    sampling distribution, softmax(logits / ``config.temperature``).
+    one mini-batch, no staleness) and there is no critic, the policy pass is skipped: the old
+    log-probs are then the update's own, detached (ratio exactly 1), as TRL does. Log-probs are
+    those of the sampling distribution, softmax(logits / ``config.temperature``).
     """
     batch = data["input_ids"].shape[0]
-    on_policy = config.ppo_epochs * len(config.mini_batch_sizes(batch)) == 1 and not config.uses_critic
+    on_policy = (config.ppo_epochs * len(config.mini_batch_sizes(batch)) == 1 and not config.uses_critic
+                 and config.rollout_staleness == 0)
+    want_logprobs = "old_logprobs" in scores and not on_policy
+    want_values = "old_values" in scores and config.uses_critic
+    want_ref = "ref_logprobs" in scores and reference is not None
     mine = list(range(info.rank, batch, info.world_size))
-    parts: dict[str, list[tuple[int, torch.Tensor]]] = {"old_logprobs": [], "old_values": [], "ref_logprobs": []}
+    parts: dict[str, list[tuple[int, torch.Tensor]]] = {key: [] for key in SCORES}
     policy.eval()
     for start in range(0, len(mine), config.micro_batch_size):
         idx = mine[start:start + config.micro_batch_size]
-        if on_policy and reference is None:
+        if not (want_logprobs or want_values or want_ref):
             break
         ids, attn = _trimmed(data, idx, info.device)
         start = _first_scored_position(data, idx)
-        values = None
-        if not on_policy:
-            logits, values = policy(ids, attn, with_values=config.uses_critic, logits_from=start)
-            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start, config.temperature).cpu()))
-        if values is not None:
-            parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
-        if reference is not None:
+        if want_logprobs or want_values:
+            logits, values = policy(ids, attn, with_values=want_values, logits_from=start)
+            if want_logprobs:
+                parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start, config.temperature).cpu()))
+            if values is not None:
+                parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
+        if want_ref:
             keep = ids.shape[1] - start if start > 0 else 0
             ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep).logits
             parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids, start, config.temperature).cpu()))
@@ -570,6 +582,8 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
     optimizer = make_optimizer(policy, config)
     monitor = collapse_monitor(config)
     successes: list[float] = []  # training success per step, for target_success
+    # rollouts waiting for their update under rollout_staleness: (step collected, batch tensors or None)
+    pending: list[tuple[int, dict[str, torch.Tensor] | None]] = []
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt)
@@ -577,6 +591,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
         set_rng_state(state["rng"])
         monitor.load_state_dict(state["extra"]["monitor"])
         successes = list(state["extra"]["successes"])
+        pending = list(state["extra"].get("pending", []))
         start = int(state["step"])
         if info.is_main:
             print(f"resumed from {ckpt} at step {start}", flush=True)
@@ -612,15 +627,21 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             if info.is_main and config.save_rollouts:
                 save_rollouts(first, kept.kept, config, step + 1, run_dir)
             train_batch = batch.select(kept.kept)
-            if train_batch.trajectories:
-                data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement)
-                forward_scores(policy, reference, data, config, info)
+            data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement) \
+                if train_batch.trajectories else None  # None: every group agreed, nothing to learn
+            if data is not None and config.rollout_staleness:  # the ratio's reference: the policy that sampled
+                forward_scores(policy, reference, data, config, info, scores=("old_logprobs",))
+            pending.append((step, data))
+            trained_step, data = pending.pop(0) if len(pending) > config.rollout_staleness else (step, None)
+            update_tokens = 0
+            if data is not None:
+                remaining = ("old_values", "ref_logprobs") if config.rollout_staleness else SCORES
+                forward_scores(policy, reference, data, config, info, scores=remaining)
                 compute_advantages(data, config)
-                stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
+                stats = ppo_update(model, policy, optimizer, data, config, info,
+                                   derived_seed(config.seed, trained_step, 3))
                 row.update(metric_group("losses", {k: v for k, v in vars(stats).items() if k != "tokens"}))
                 update_tokens = stats.tokens
-            else:
-                update_tokens = 0  # every group agreed: nothing to learn from this step
             t2 = time.perf_counter()
             generated = sum(sum(t.response_tokens) for t in batch.trajectories)
             # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
@@ -651,7 +672,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
                     plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
                 if (config.save_every and done % config.save_every == 0) or last:
                     save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
-                                    {"monitor": monitor.state_dict(), "successes": successes},
+                                    {"monitor": monitor.state_dict(), "successes": successes, "pending": pending},
                                     keep=config.keep_checkpoints)
             barrier(info)
             if last:
