@@ -79,6 +79,15 @@ def test_stale_updates_use_the_old_rollouts_and_their_policy(tiny_model_dir, tmp
     assert off_policy[2]["losses/approx_kl"] > 1e-5
 
 
+@pytest.mark.slow
+def test_a_resumed_stale_run_goes_on_with_its_held_back_rollouts(tiny_model_dir, tmp_path):
+    common = [f"model={tiny_model_dir}", f"output_dir={tmp_path}", *RUN, "rollout_staleness=1", "save_every=1"]
+    straight = train_run(common + ["run_name=straight", "total_steps=3"])
+    broken = train_run(common + ["run_name=broken", "total_steps=2"])  # its checkpoint holds step 2's rollouts
+    assert train_run(common + ["run_name=broken", "total_steps=3"]) == broken
+    _assert_identical(_weights(straight, 3), _weights(broken, 3))
+
+
 def train_run(overrides):
     from ragen_train.trainer import train
 
