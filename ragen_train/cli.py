@@ -58,8 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.help_config:
         print(config_help(TrainConfig))
-        print(f"game config of {config.env} (env_config.KEY=VALUE), with the preset's values and env_config:")
-        print(game_config_help(config.env, config.env_config))
+        for game in config.games():
+            print(f"game config of {game.name} (env_config.KEY=VALUE; in a mixture, the entry's env_config), "
+                  "with the preset's values and env_config:")
+            print(game_config_help(game.name, game.env_config))
         return 0
     if args.print_config:
         import yaml

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ragen_envs import get_preset
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields, require_ints
 from ragen_envs.overrides import merge_values, parse_overrides
 from ragen_envs.text import ProtocolConfig
@@ -31,6 +32,24 @@ REWARD_PLACEMENTS = ("episode-end", "turn-end")
 LOSS_AGG_MODES = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
 KL_TYPES = ("low_var_kl", "kl", "mse")
 ROLLOUT_ENGINES = ("hf", "vllm")
+FILTER_SCOPES = ("per_game", "pooled")
+
+
+@dataclass(frozen=True)
+class MixtureGame:
+    """One game of a step's batch: its preset name, its groups per step and its config overrides."""
+
+    name: str
+    groups: int
+    env_config: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        """The name in per-game metrics (``rollout/<label>/...``): the preset's own name."""
+        try:
+            return get_preset(self.name).name
+        except ValueError:  # a Gymnasium id, not a preset
+            return self.name
 
 
 @dataclass
@@ -68,14 +87,14 @@ class TrainConfig:
     """trade compute for memory on real models"""
 
     # --- environment and rollout ---
-    env: str = "bandit"
-    """ragen_envs preset name, e.g. bandit, frozenlake, simple_sokoban"""
+    env: str | list[Any] = "bandit"
+    """ragen_envs preset name, e.g. bandit, frozenlake, simple_sokoban; or a mixture, a list of names or {name, groups, env_config} entries, each game playing its own groups every step (groups default: env_groups)"""
     env_config: dict[str, Any] = field(default_factory=dict)
-    """overrides of the game's config dataclass"""
+    """overrides of the game's config dataclass (one game; a mixture entry carries its own)"""
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
     """the text protocol (ragen_envs.text.ProtocolConfig); budgets left null come from the game; config.yaml stores the fields that differ from the defaults"""
     env_groups: int = 8
-    """P: initial states per step (RAGEN es_manager.train.env_groups=8)"""
+    """P: initial states per step (RAGEN es_manager.train.env_groups=8); in a mixture, the groups of an entry that gives none"""
     group_size: int = 16
     """N: responses per initial state, sharing its seed (RAGEN group_size=16)"""
     temperature: float = 1.0
@@ -146,6 +165,10 @@ class TrainConfig:
     """alert when rollout/reply_mi (template collapse) falls below this x its early level; 0: off"""
     collapse_critic_grad_spike: float = 0.0
     """alert when the critic's grad norm > this x the median of its earlier ones; 0: off"""
+    rollout_filter_scope: str = "per_game"
+    """mixtures: per_game filters each game's groups apart (raw reward spreads are in each game's own units; every game keeps its share), pooled ranks all groups together"""
+    rollout_staleness: int = 0
+    """k: each update trains on the rollouts collected k steps earlier, by the policy of then, with the PPO ratio (and its clip) against that policy; the first k steps only collect; 0: on-policy"""
 
     # --- loss ---
     clip_ratio_low: float = 0.2
@@ -225,7 +248,7 @@ class TrainConfig:
         choices = {"advantage_estimator": ADVANTAGE_ESTIMATORS, "critic": CRITIC_MODES,
                    "reward_placement": REWARD_PLACEMENTS,
                    "loss_agg_mode": LOSS_AGG_MODES, "kl_type": KL_TYPES, "rollout_engine": ROLLOUT_ENGINES,
-                   "rollout_filter_strategy": FILTER_STRATEGIES}
+                   "rollout_filter_strategy": FILTER_STRATEGIES, "rollout_filter_scope": FILTER_SCOPES}
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {list(allowed)}, got {getattr(self, name)!r}")
@@ -233,8 +256,8 @@ class TrainConfig:
                     "ppo_epochs", "ppo_mini_batches", "micro_batch_size", "tiny_hidden_size", "tiny_num_layers",
                     "eval_episodes", "collapse_window", "log_every", "keep_checkpoints", "collapse_signals_replies")
         require_ints(self, positive)
-        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries", "collapse_signals_every"),
-                     minimum=0)
+        require_ints(self, ("plot_every", "eval_every", "save_every", "hard_state_retries", "collapse_signals_every",
+                            "rollout_staleness"), minimum=0)
         if not 0.0 < self.rollout_filter_top_p <= 1.0:
             raise ValueError(f"rollout_filter_top_p must be in (0, 1], got {self.rollout_filter_top_p!r}")
         if not 0.0 <= self.rollout_filter_min_p <= 1.0:
@@ -286,7 +309,42 @@ class TrainConfig:
         for name in ("reasoning_reward_format", "reasoning_reward_consistency"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0 (0 turns the term off), got {getattr(self, name)!r}")
-        check_game_settings(self.env, self.env_config, self.protocol)
+        for game in self.games():
+            check_game_settings(game.name, game.env_config, self.protocol)
+
+    def games(self) -> list[MixtureGame]:
+        """The games of every step's batch, in group order (one for ``env: NAME``); ValueError or
+        TypeError naming the mixture entry at fault."""
+        if isinstance(self.env, str):
+            return [MixtureGame(self.env, self.env_groups, dict(self.env_config))]
+        if not isinstance(self.env, list) or not self.env:
+            raise TypeError(f"env must be a preset name or a non-empty list of mixture entries, got {self.env!r}")
+        if self.env_config:
+            raise ValueError("env_config sets one game's config; in a mixture give each entry its own "
+                             "(env: [{name: NAME, env_config: {...}}, ...])")
+        games = []
+        for i, entry in enumerate(self.env):
+            entry = {"name": entry} if isinstance(entry, str) else entry
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str):
+                raise TypeError(f"env[{i}] must be a preset name or a mapping with a name, got {entry!r}")
+            unknown = sorted(set(entry) - {"name", "groups", "env_config"})
+            if unknown:
+                raise ValueError(f"env[{i}]: unknown mixture keys {unknown}; known: ['env_config', 'groups', 'name']")
+            groups, env_config = entry.get("groups", self.env_groups), entry.get("env_config") or {}
+            if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+                raise ValueError(f"env[{i}].groups must be a positive int, got {groups!r}")
+            if not isinstance(env_config, Mapping):
+                raise TypeError(f"env[{i}].env_config must be a mapping, got {env_config!r}")
+            games.append(MixtureGame(entry["name"], groups, dict(env_config)))
+        labels = [game.label for game in games]
+        if len(set(labels)) < len(labels):
+            raise ValueError(f"a mixture lists each game once, got {labels}")
+        return games
+
+    @property
+    def num_groups(self) -> int:
+        """P: the initial states of one step, over every game of the mixture."""
+        return sum(game.groups for game in self.games())
 
     @property
     def uses_reasoning_reward(self) -> bool:

@@ -26,7 +26,9 @@ policy gets a nonzero advantage there.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -130,3 +132,22 @@ def select_groups(
 
     kept = tuple(sorted(by_spread + by_quota))
     return FilterResult(kept, tuple(spreads.tolist()), len(by_spread), len(by_quota))
+
+
+def select_by_game(rewards: np.ndarray, games: Sequence[str], **options: Any) -> FilterResult:
+    """:func:`select_groups` (with ``options``) within each game's groups apart, for a mixture whose
+    group ``g`` plays ``games[g]``: raw spreads are in each game's own reward units (a Sokoban
+    solve pays 10, a FrozenLake win 1), so ranking them together would let the game with the larger
+    rewards take the budget, and every game keeps its share of the update this way."""
+    rewards = np.asarray(rewards, dtype=np.float64)
+    if len(games) != len(rewards):
+        raise ValueError(f"need one game per group, got {len(games)} games for {len(rewards)} groups")
+    kept: list[int] = []
+    by_spread = by_quota = 0
+    for game in dict.fromkeys(games):
+        rows = [g for g, name in enumerate(games) if name == game]
+        part = select_groups(rewards[rows], **options)
+        kept += [rows[i] for i in part.kept]
+        by_spread += part.num_by_spread
+        by_quota += part.num_by_quota
+    return FilterResult(tuple(sorted(kept)), tuple(group_spreads(rewards).tolist()), by_spread, by_quota)

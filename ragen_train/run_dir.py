@@ -41,8 +41,9 @@ class RunDirError(RuntimeError):
 
 
 def default_run_name(config: TrainConfig) -> str:
-    """``{env}__{preset}__{seed}`` with the env's preset name (an id like ``ragen/Bandit-v0`` has a slash)."""
-    return f"{get_preset(config.env).name}__{config.preset}__{config.seed}"
+    """``{env}__{preset}__{seed}`` with the env's preset name (an id like ``ragen/Bandit-v0`` has a slash);
+    a mixture's names joined by ``+``."""
+    return f"{'+'.join(get_preset(game.name).name for game in config.games())}__{config.preset}__{config.seed}"
 
 
 def run_dir_path(config: TrainConfig) -> Path:

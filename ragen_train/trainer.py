@@ -7,6 +7,8 @@ One step:
 2. **filter**: keep the groups whose raw rewards disagree most (:mod:`ragen_train.filtering`).
 3. **score**: log-probs of the sampled tokens under the rollout policy (and the reference, for
    KL), critic values; then advantages (:mod:`ragen_train.advantages`).
+   With ``rollout_staleness=k`` the batch is held back k steps: its old log-probs are scored
+   now, by the policy that sampled it, and the update k steps later trains on it.
 4. **update**: PPO epochs over shuffled mini-batches, micro-batches accumulated, the clipped
    surrogate + entropy + KL + clipped value loss (:mod:`ragen_train.loss`), gradients clipped,
    AdamW step. Under ``torchrun`` the mini-batch is split over ranks and DDP averages gradients;
@@ -58,7 +60,7 @@ from ragen_train.distributed import (
     init_distributed,
     shutdown,
 )
-from ragen_train.filtering import select_groups
+from ragen_train.filtering import FilterResult, select_by_game, select_groups
 from ragen_train.loss import (
     aggregate,
     entropy_from_logits,
@@ -81,16 +83,26 @@ def step_seed_start(config: TrainConfig, step: int) -> int:
     """Index within the train split where the walk for ``step``'s seeds starts."""
     # Each step walks its own window of 4P seed indices; about 80% of them hold train levels, so the
     # P it keeps come from inside the window and no two steps share a seed.
-    window = 4 * config.env_groups
+    window = 4 * config.num_groups
     per_run = 1_000_000  # seed indices reserved per run seed: far more than 4P x total_steps
     return (config.seed * per_run + step * window) % (100_000_000 - per_run)
 
 
 def step_seeds(config: TrainConfig, step: int) -> list[int]:
     """The P train-split seeds of ``step`` (levels of the train split only, as ``ragen_envs.split_seeds``
-    keeps them): fresh every step, disjoint across run seeds (< 100)."""
-    return split_seeds("train", config.env_groups, start=step_seed_start(config, step), env=config.env,
-                       env_config=config.env_config)
+    keeps them): fresh every step, disjoint across run seeds (< 100). In a mixture each game walks
+    its own part of the step's window (4 seed indices per group), in the mixture's order."""
+    seeds: list[int] = []
+    start = step_seed_start(config, step)
+    for game in config.games():
+        seeds += split_seeds("train", game.groups, start=start + 4 * len(seeds), env=game.name,
+                             env_config=game.env_config)
+    return seeds
+
+
+def group_games(config: TrainConfig) -> list[str]:
+    """The game label (:attr:`~ragen_train.config.MixtureGame.label`) of every group of a step, in order."""
+    return [game.label for game in config.games() for _ in range(game.groups)]
 
 
 def derived_seed(*parts: int) -> int:
@@ -113,24 +125,30 @@ def collect(model: nn.Module, tokenizer: Any, config: TrainConfig, step: int, in
     fresh samples (:func:`retry_hard_states`).
     """
     seeds = step_seeds(config, step)
-    wanted = list(range(config.env_groups)) if groups is None else list(groups)
+    wanted = list(range(config.num_groups)) if groups is None else list(groups)
     mine = wanted[info.rank::info.world_size]
     local: list[Trajectory] = []
-    if mine:
-        batch = rollout(model, tokenizer, config.env, [seeds[g] for g in mine], group_size=config.group_size,
-                        protocol=config.protocol, env_config=config.env_config,
+    first = 0  # the game's first group number
+    for k, game in enumerate(config.games()):  # one lockstep batch per game of a mixture
+        played = [g for g in mine if first <= g < first + game.groups]
+        first += game.groups
+        if not played:
+            continue
+        purpose = 1 if not retry else 100 + retry
+        batch = rollout(model, tokenizer, game.name, [seeds[g] for g in played], group_size=config.group_size,
+                        protocol=config.protocol, env_config=game.env_config,
                         max_new_tokens=config.max_new_tokens, max_seq_len=config.max_seq_len,
                         temperature=config.temperature, top_p=config.top_p,
                         batch_size=config.rollout_batch_size,
-                        generation_seed=derived_seed(config.seed, step, info.rank, 1 if not retry else 100 + retry),
+                        generation_seed=derived_seed(config.seed, step, info.rank, purpose, *([k] if k else [])),
                         engine=engine, reasoning_format=config.reasoning_reward_format,
                         reasoning_consistency=config.reasoning_reward_consistency)
         for traj in batch.trajectories:
-            traj.group = mine[traj.group]
+            traj.group = played[traj.group]
             local.append(traj)
     everything = [t for part in all_gather_objects(info, local) for t in part]
     everything.sort(key=lambda t: t.group)  # stable: members keep their order
-    return RolloutBatch(everything, config.env_groups, config.group_size)
+    return RolloutBatch(everything, config.num_groups, config.group_size)
 
 
 def retry_hard_states(
@@ -170,6 +188,10 @@ def retry_hard_states(
 # Step 3: score the batch and compute advantages
 
 
+#: What :func:`forward_scores` can add to a batch.
+SCORES = ("old_logprobs", "old_values", "ref_logprobs")
+
+
 @torch.no_grad()
 def forward_scores(
     policy: ActorCritic,
@@ -177,33 +199,39 @@ def forward_scores(
     data: dict[str, torch.Tensor],
     config: TrainConfig,
     info: DistInfo,
+    scores: Sequence[str] = SCORES,
 ) -> None:
-    """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``.
+    """Add ``old_logprobs``, ``old_values`` and ``ref_logprobs`` (token-aligned, ``[B, T]``) to ``data``,
+    or those of them named in ``scores``.
 
     Each rank scores every ``world_size``-th sequence; the results are gathered so that every
     rank holds the whole batch. When the update is a single on-policy optimizer step (one epoch,
-    one mini-batch) and there is no critic, the policy pass is skipped: the old log-probs are
-    then the update's own, detached (ratio exactly 1), as TRL does. Log-probs are those of the
-    sampling distribution, softmax(logits / ``config.temperature``).
+    one mini-batch, no staleness) and there is no critic, the policy pass is skipped: the old
+    log-probs are then the update's own, detached (ratio exactly 1), as TRL does. Log-probs are
+    those of the sampling distribution, softmax(logits / ``config.temperature``).
     """
     batch = data["input_ids"].shape[0]
-    on_policy = config.ppo_epochs * len(config.mini_batch_sizes(batch)) == 1 and not config.uses_critic
+    on_policy = (config.ppo_epochs * len(config.mini_batch_sizes(batch)) == 1 and not config.uses_critic
+                 and config.rollout_staleness == 0)
+    want_logprobs = "old_logprobs" in scores and not on_policy
+    want_values = "old_values" in scores and config.uses_critic
+    want_ref = "ref_logprobs" in scores and reference is not None
     mine = list(range(info.rank, batch, info.world_size))
-    parts: dict[str, list[tuple[int, torch.Tensor]]] = {"old_logprobs": [], "old_values": [], "ref_logprobs": []}
+    parts: dict[str, list[tuple[int, torch.Tensor]]] = {key: [] for key in SCORES}
     policy.eval()
     for start in range(0, len(mine), config.micro_batch_size):
         idx = mine[start:start + config.micro_batch_size]
-        if on_policy and reference is None:
+        if not (want_logprobs or want_values or want_ref):
             break
         ids, attn = _trimmed(data, idx, info.device)
         start = _first_scored_position(data, idx)
-        values = None
-        if not on_policy:
-            logits, values = policy(ids, attn, with_values=config.uses_critic, logits_from=start)
-            parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start, config.temperature).cpu()))
-        if values is not None:
-            parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
-        if reference is not None:
+        if want_logprobs or want_values:
+            logits, values = policy(ids, attn, with_values=want_values, logits_from=start)
+            if want_logprobs:
+                parts["old_logprobs"].extend(zip(idx, token_logprobs(logits, ids, start, config.temperature).cpu()))
+            if values is not None:
+                parts["old_values"].extend(zip(idx, shift_right(values.float()).cpu()))
+        if want_ref:
             keep = ids.shape[1] - start if start > 0 else 0
             ref_logits = reference(input_ids=ids, attention_mask=attn, use_cache=False, logits_to_keep=keep).logits
             parts["ref_logprobs"].extend(zip(idx, token_logprobs(ref_logits, ids, start, config.temperature).cpu()))
@@ -391,20 +419,51 @@ def _trimmed(data: dict[str, torch.Tensor], idx: list[int], device: torch.device
 # Step 5: metrics, evaluation
 
 
-def rollout_metrics(batch: RolloutBatch) -> dict[str, Any]:
+def rollout_metrics(batch: RolloutBatch, groups: Sequence[int] | None = None, name: str = "rollout") -> dict[str, Any]:
     """``rollout/...`` of all rollouts (before filtering): the harness's episode metrics aggregated as
     ``ragen-eval`` summarises a run (:func:`ragen_eval.summary.summarize`, the
     :data:`~ragen_eval.metrics.HEADLINE_KEYS` and thought-state consistency), plus what only RL has:
     the reward spread over the batch and within groups (the input of the filter and the collapse
-    monitor) and the share of sequences that overflowed ``max_seq_len``."""
-    rewards = batch.group_rewards()
-    overall = summarize([t.record for t in batch.trajectories])["overall"]
-    return metric_group("rollout", {
+    monitor) and the share of sequences that overflowed ``max_seq_len``. ``groups`` (default: all)
+    restricts them to those groups and ``name`` names the metric group (one game of a mixture:
+    ``rollout/<game>``)."""
+    groups = list(range(batch.num_groups)) if groups is None else list(groups)
+    wanted = set(groups)
+    trajectories = [t for t in batch.trajectories if t.group in wanted]
+    rewards = batch.group_rewards()[groups]
+    overall = summarize([t.record for t in trajectories])["overall"]
+    return metric_group(name, {
         **headline_metrics(overall),
         "reward_std": float(rewards.std()),
         "in_group_std": float(rewards.std(axis=1).mean()),
-        "overflowed": float(np.mean([t.overflowed for t in batch.trajectories])),
+        "overflowed": float(np.mean([t.overflowed for t in trajectories])),
     })
+
+
+def game_metrics(batch: RolloutBatch, config: TrainConfig, kept: FilterResult) -> dict[str, Any]:
+    """``rollout/<game>/...`` for each game of a mixture (nothing for one game): :func:`rollout_metrics`
+    of its groups and the share of them the filter kept. The pooled ``rollout/...`` numbers are
+    their weighted means (by episodes, turns or groups, as each metric counts)."""
+    games = group_games(config)
+    if len(set(games)) < 2:
+        return {}
+    row: dict[str, Any] = {}
+    for label in dict.fromkeys(games):
+        groups = [g for g, name in enumerate(games) if name == label]
+        row.update(rollout_metrics(batch, groups, f"rollout/{label}"))
+        row[f"rollout/{label}/kept_fraction"] = sum(g in kept.kept for g in groups) / len(groups)
+    return row
+
+
+def filter_groups(batch: RolloutBatch, config: TrainConfig) -> FilterResult:
+    """The groups that enter the update (:mod:`ragen_train.filtering`), each game's apart under
+    ``rollout_filter_scope=per_game`` (the same as pooled for one game)."""
+    options = {"keep_ratio": config.rollout_filter_ratio, "zero_spread_quota": config.zero_spread_quota,
+               "strategy": config.rollout_filter_strategy, "top_p": config.rollout_filter_top_p,
+               "min_p": config.rollout_filter_min_p, "drop_zero_spread": config.filter_drop_zero_spread}
+    if config.rollout_filter_scope == "per_game":
+        return select_by_game(batch.group_rewards(), group_games(config), **options)
+    return select_groups(batch.group_rewards(), **options)
 
 
 def reply_signals(lm: nn.Module, tokenizer: Any, batch: RolloutBatch, config: TrainConfig,
@@ -429,11 +488,12 @@ def reply_signals(lm: nn.Module, tokenizer: Any, batch: RolloutBatch, config: Tr
 def harness_config(config: TrainConfig, *, model: str, split: str, seed_start: int, episodes: int,
                    sampling: SamplingParams, **fields: Any) -> EvalConfig:
     """The ``ragen-eval`` config that plays ``episodes`` levels of ``split`` from ``seed_start`` with this
-    run's game and protocol (``fields``: further ``EvalConfig`` fields)."""
+    run's games (each of a mixture) and protocol (``fields``: further ``EvalConfig`` fields)."""
+    games = config.games()
     return EvalConfig(
-        model=model, backend="hf", envs=[config.env], episodes=episodes, split=split, seed_start=seed_start,
-        sampling=sampling, protocol=config.protocol,
-        env_configs={config.env: dict(config.env_config)} if config.env_config else {}, **fields)
+        model=model, backend="hf", envs=[game.name for game in games], episodes=episodes, split=split,
+        seed_start=seed_start, sampling=sampling, protocol=config.protocol,
+        env_configs={game.name: dict(game.env_config) for game in games if game.env_config}, **fields)
 
 
 def save_rollouts(batch: RolloutBatch, kept: Sequence[int], config: TrainConfig, step: int, run_dir: Path) -> Path:
@@ -448,7 +508,8 @@ def save_rollouts(batch: RolloutBatch, kept: Sequence[int], config: TrainConfig,
     out.mkdir(parents=True, exist_ok=True)
     sampling = SamplingParams(temperature=config.temperature, top_p=config.top_p, max_tokens=config.max_new_tokens)
     eval_config = harness_config(config, model=f"{run_dir.name}@step_{step:06d}", split="train",
-                                 seed_start=step_seed_start(config, step - 1), episodes=config.env_groups,
+                                 seed_start=step_seed_start(config, step - 1),
+                                 episodes=max(game.groups for game in config.games()),
                                  sampling=sampling, samples=config.group_size)
     kept_groups = set(kept)
     members: dict[int, int] = {}
@@ -470,8 +531,9 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
     The policy is saved in transformers format to ``eval/step_N/model`` and played by
     ``ragen-eval``'s ``hf`` backend, exactly as ``ragen-eval --backend hf --model DIR --split val``
     would; the run directory ``eval/step_N`` keeps its episodes and summary. The same
-    ``config.eval_episodes`` val-split seeds every time, so curves compare like with like. Returns
-    ``eval/...``: the summary's headline numbers, under the names ``rollout/...`` uses.
+    ``config.eval_episodes`` val-split seeds every time (of each game of a mixture), so curves
+    compare like with like. Returns ``eval/...``: the summary's headline numbers, under the names
+    ``rollout/...`` uses, pooled and (mixtures) ``eval/<game>/...`` per game.
     """
     out = run_dir / "eval" / f"step_{step:06d}"
     model_dir = out / "model"
@@ -488,7 +550,11 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
         raise RuntimeError(f"evaluation at step {step}: {failed} of {summary['overall']['episodes']} val episodes "
                            f"ended in an error; see {out / 'run' / 'episodes.jsonl'}")
     shutil.rmtree(model_dir)  # the run keeps episodes and summary; the weights are in the checkpoints
-    return metric_group("eval", headline_metrics(summary["overall"]))
+    row = metric_group("eval", headline_metrics(summary["overall"]))
+    games = config.games()
+    for game in games if len(games) > 1 else []:
+        row.update(metric_group(f"eval/{game.label}", headline_metrics(summary["per_env"][game.name])))
+    return row
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,6 +587,8 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
     optimizer = make_optimizer(policy, config)
     monitor = collapse_monitor(config)
     successes: list[float] = []  # training success per step, for target_success
+    # rollouts waiting for their update under rollout_staleness: (step collected, batch tensors or None)
+    pending: list[tuple[int, dict[str, torch.Tensor] | None]] = []
     start = 0
     if ckpt is not None:
         state = load_trainer_state(ckpt)
@@ -528,6 +596,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
         set_rng_state(state["rng"])
         monitor.load_state_dict(state["extra"]["monitor"])
         successes = list(state["extra"]["successes"])
+        pending = list(state["extra"].get("pending", []))
         start = int(state["step"])
         if info.is_main:
             print(f"resumed from {ckpt} at step {start}", flush=True)
@@ -559,22 +628,27 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
             policy.train()
             t1 = time.perf_counter()
 
-            kept = select_groups(batch.group_rewards(), config.rollout_filter_ratio, config.zero_spread_quota,
-                                 strategy=config.rollout_filter_strategy, top_p=config.rollout_filter_top_p,
-                                 min_p=config.rollout_filter_min_p, drop_zero_spread=config.filter_drop_zero_spread)
+            kept = filter_groups(batch, config)
             row["rollout/kept_fraction"] = kept.kept_fraction
+            row.update(game_metrics(first, config, kept))
             if info.is_main and config.save_rollouts:
                 save_rollouts(first, kept.kept, config, step + 1, run_dir)
             train_batch = batch.select(kept.kept)
-            if train_batch.trajectories:
-                data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement)
-                forward_scores(policy, reference, data, config, info)
+            data = train_batch.to_tensors(tokenizer.pad_token_id, config.reward_placement) \
+                if train_batch.trajectories else None  # None: every group agreed, nothing to learn
+            if data is not None and config.rollout_staleness:  # the ratio's reference: the policy that sampled
+                forward_scores(policy, reference, data, config, info, scores=("old_logprobs",))
+            pending.append((step, data))
+            trained_step, data = pending.pop(0) if len(pending) > config.rollout_staleness else (step, None)
+            update_tokens = 0
+            if data is not None:
+                remaining = ("old_values", "ref_logprobs") if config.rollout_staleness else SCORES
+                forward_scores(policy, reference, data, config, info, scores=remaining)
                 compute_advantages(data, config)
-                stats = ppo_update(model, policy, optimizer, data, config, info, derived_seed(config.seed, step, 3))
+                stats = ppo_update(model, policy, optimizer, data, config, info,
+                                   derived_seed(config.seed, trained_step, 3))
                 row.update(metric_group("losses", {k: v for k, v in vars(stats).items() if k != "tokens"}))
                 update_tokens = stats.tokens
-            else:
-                update_tokens = 0  # every group agreed: nothing to learn from this step
             t2 = time.perf_counter()
             generated = sum(sum(t.response_tokens) for t in batch.trajectories)
             # CPU seconds (all threads) next to wall seconds: on a shared machine they barely move.
@@ -605,7 +679,7 @@ def _train(config: TrainConfig, info: DistInfo, run_dir: Path) -> Path:
                     plot_metrics(log.rows, run_dir / "metrics.png", title=run_dir.name)
                 if (config.save_every and done % config.save_every == 0) or last:
                     save_checkpoint(run_dir, done, policy, tokenizer, optimizer,
-                                    {"monitor": monitor.state_dict(), "successes": successes},
+                                    {"monitor": monitor.state_dict(), "successes": successes, "pending": pending},
                                     keep=config.keep_checkpoints)
             barrier(info)
             if last:
