@@ -97,17 +97,19 @@ class EpisodeStore:
                 raise StoreFull(f"all {self.max_episodes} episode slots hold unfinished episodes; "
                                 f"close some (POST /close) or wait {self.idle_timeout_s:g}s for idle ones to expire")
             self._building[client] += 1
+        episode = None
         try:
             # Built outside the lock: level generation (a Sokoban solve) must not stall other clients.
             episode = build()
         finally:
+            # The reservation turns into the slot under one lock, so no other create sees neither.
             with self._lock:
                 self._building[client] -= 1
                 if not self._building[client]:
                     del self._building[client]
-        with self._lock:
-            episode_id = secrets.token_hex(12)
-            self._slots[episode_id] = _Slot(episode, self._clock(), client)
+                if episode is not None:
+                    episode_id = secrets.token_hex(12)
+                    self._slots[episode_id] = _Slot(episode, self._clock(), client)
         return episode_id, episode
 
     def _drop_finished(self, eligible: Callable[[_Slot], bool]) -> bool:
