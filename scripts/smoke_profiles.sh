@@ -4,6 +4,7 @@
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
 #   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
+#   openenv pip install "ragen-envs[openenv]" openenv validate on the installed package; the OpenEnv server's tests
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -53,5 +54,12 @@ py=$(new_venv trl)
 "$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
 # Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
 "$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
+
+echo "== openenv: pip install ragen-envs[openenv]"
+py=$(new_venv openenv)
+"$py" -m pip install -q "$wheel[openenv]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
+check openenv
+# OpenEnv's own client and `openenv validate` against real servers on loopback, with only this extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/envs/test_openenv_server.py
 
 echo "all install profiles passed their smokes"

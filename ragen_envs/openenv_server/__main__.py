@@ -7,6 +7,7 @@ a parent process reads the port it got from that line.
 from __future__ import annotations
 
 import argparse
+import gc
 import socket
 import sys
 
@@ -61,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     host, port = sock.getsockname()[:2]
     config = uvicorn.Config(app, log_level="info" if args.verbose else "warning", access_log=args.verbose,
                             ws_max_size=MAX_BODY_BYTES, backlog=2048, timeout_keep_alive=30)
+    # Every turn allocates many short-lived objects (pydantic envelopes, JSON); with hundreds of sessions
+    # alive, Python's default collector re-scans them all so often that it cost more than the turns
+    # themselves (benchmarks/bench_openenv.py). Startup objects are frozen out of the scans and young
+    # generations are collected less often.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
     print(f"ragen_envs.openenv_server: listening on http://{host}:{port}", flush=True)
     try:
         uvicorn.Server(config).run(sockets=[sock])
