@@ -50,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
         check_bind(args.host, policy.auth_token)
     except ValueError as exc:
         parser.error(str(exc))
+    if policy.max_connections < args.max_sessions:
+        parser.error(f"--max-connections ({policy.max_connections}) counts sockets and HTTP requests together: "
+                     f"it must be at least --max-sessions ({args.max_sessions})")
     app = build_app(ServerSettings(args.env, policy, args.reveal_certificate),
                     max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout)
     try:
