@@ -1,6 +1,6 @@
 """Smoke checks of one install profile, run by ``scripts/smoke_profiles.sh`` inside that profile's venv.
 
-    python scripts/profile_checks.py bare|eval|train WORK_DIR
+    python scripts/profile_checks.py bare|eval|train|openenv WORK_DIR
 
 Each check fails (nonzero exit, a line saying what broke) when a dependency is missing or a command
 that the README promises for the profile does not work. Uses the standard library and what the
@@ -21,6 +21,7 @@ MUST_BE_ABSENT = {
     "bare": ("torch", "transformers", "openai", "httpx", "aiohttp", "pandas", "matplotlib", "pygame", "PIL"),
     "eval": ("torch", "transformers", "vllm"),
     "train": ("openai", "aiohttp", "vllm"),
+    "openenv": ("torch", "transformers", "vllm"),
 }
 
 
@@ -118,6 +119,21 @@ def check_train(work: Path) -> None:
     print("train: --help works; a tiny model trained one step and was validated")
 
 
+def check_openenv(work: Path) -> None:
+    """The installed OpenEnv package (manifest, oracle, cards) passes ``openenv validate --level semantic``."""
+    import ragen_envs.openenv_server as door
+
+    package = Path(door.__file__).parent
+    report = work / "openenv-validate.json"
+    _run(_bin("openenv"), "validate", str(package), "--level", "semantic", "--output", str(report))
+    results = {r["check_id"]: r["status"] for r in json.loads(report.read_text())["results"]}
+    if results.get("static.manifest") != "pass" or {"fail", "error"} & set(results.values()):
+        sys.exit(f"FAILED: openenv validate {package}: {results}")
+    if len(door.server_metadata("sokoban").readme_content.split("### ")) != 14:
+        sys.exit("FAILED: /metadata does not carry the 13 preset cards")
+    print("openenv: the installed package validates (static.manifest pass), 13 environment cards")
+
+
 def main() -> None:
     """Run the checks of one profile."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -125,7 +141,7 @@ def main() -> None:
     parser.add_argument("work", type=Path, help="scratch directory for run directories")
     args = parser.parse_args()
     check_absent(args.profile)
-    {"bare": check_bare, "eval": check_eval, "train": check_train}[args.profile](args.work)
+    {"bare": check_bare, "eval": check_eval, "train": check_train, "openenv": check_openenv}[args.profile](args.work)
 
 
 if __name__ == "__main__":

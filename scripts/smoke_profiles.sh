@@ -5,6 +5,7 @@
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
 #   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
 #   verifiers  pip install "ragen-envs[verifiers,eval]"  vf-eval against ragen-eval serve (verifiers pins openai<3)
+#   openenv pip install "ragen-envs[openenv]" openenv validate on the installed package; the OpenEnv server's tests
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -61,5 +62,12 @@ py=$(new_venv verifiers)
 "$py" -m pip install -q "$wheel[verifiers,eval]" pytest pytest-benchmark
 # vf-eval against the served oracle and random agents; uv (from the extra) must be on PATH for its harness.
 PATH="$work/verifiers/bin:$PATH" "$py" -m pytest -q -p no:cacheprovider tests/test_verifiers_env.py
+
+echo "== openenv: pip install ragen-envs[openenv]"
+py=$(new_venv openenv)
+"$py" -m pip install -q "$wheel[openenv]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
+check openenv
+# OpenEnv's own client and `openenv validate` against real servers on loopback, with only this extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/envs/test_openenv_server.py
 
 echo "all install profiles passed their smokes"

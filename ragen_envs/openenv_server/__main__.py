@@ -1,0 +1,84 @@
+"""``python -m ragen_envs.openenv_server [--env sokoban] [--port 8000]``: serve the games to OpenEnv clients.
+
+The first line on stdout is ``ragen_envs.openenv_server: listening on http://HOST:PORT``; with ``--port 0``
+a parent process reads the port it got from that line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import socket
+import sys
+
+import uvicorn
+
+from ragen_envs.openenv_server.app import MAX_BODY_BYTES, build_app
+from ragen_envs.openenv_server.environment import ServerSettings
+from ragen_envs.registration import get_preset
+from ragen_envs.server.policy import add_policy_arguments, check_bind, policy_from_args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line, serve until interrupted; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="python -m ragen_envs.openenv_server", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind; beyond loopback a token is required (--auth-token-env)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind; 0 picks a free one")
+    parser.add_argument("--env", default="sokoban", help="preset played when a reset names none")
+    parser.add_argument("--max-sessions", type=int, default=256,
+                        help="sessions (WebSockets) held at once; one more is refused with OpenEnv's CAPACITY_REACHED")
+    parser.add_argument("--idle-timeout", type=float, default=600.0,
+                        help="seconds of silence after which a session's socket is closed and its slot freed")
+    parser.add_argument("--reveal-certificate", action="store_true",
+                        help="send each level's certificate (for Sokoban an optimal solution) to clients")
+    parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
+    add_policy_arguments(parser)
+    args = parser.parse_args(argv)
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be in 0..65535, got {args.port}")
+    if args.max_sessions < 1:
+        parser.error(f"--max-sessions must be at least 1, got {args.max_sessions}")
+    if not args.idle_timeout > 0:
+        parser.error(f"--idle-timeout must be a positive number of seconds, got {args.idle_timeout}")
+    try:
+        get_preset(args.env)
+    except ValueError as exc:
+        parser.error(f"--env: {exc}")
+    try:
+        policy = policy_from_args(args)
+        check_bind(args.host, policy.auth_token)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if policy.max_connections < args.max_sessions:
+        parser.error(f"--max-connections ({policy.max_connections}) counts sockets and HTTP requests together: "
+                     f"it must be at least --max-sessions ({args.max_sessions})")
+    app = build_app(ServerSettings(args.env, policy, args.reveal_certificate),
+                    max_sessions=args.max_sessions, idle_timeout_s=args.idle_timeout)
+    try:
+        sock = socket.create_server((args.host, args.port), family=socket.AF_INET6 if ":" in args.host
+                                    else socket.AF_INET, backlog=2048)
+    except OSError as exc:
+        print(f"python -m ragen_envs.openenv_server: cannot bind {args.host}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 1
+    host, port = sock.getsockname()[:2]
+    config = uvicorn.Config(app, log_level="info" if args.verbose else "warning", access_log=args.verbose,
+                            ws_max_size=MAX_BODY_BYTES, backlog=2048, timeout_keep_alive=30)
+    # Every turn allocates many short-lived objects (pydantic envelopes, JSON); with hundreds of sessions
+    # alive, Python's default collector re-scans them all so often that it cost more than the turns
+    # themselves (benchmarks/bench_openenv.py). Startup objects are frozen out of the scans and young
+    # generations are collected less often.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20_000, 20, 20)
+    print(f"ragen_envs.openenv_server: listening on http://{host}:{port}", flush=True)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""`TextGameEnvironment`: every registered game as an OpenEnv ``Environment``, one episode per session.
+
+A thin adapter over :class:`ragen_envs.text.TextEpisode`: ``reset`` opens an episode through the
+server's :class:`~ragen_envs.server.policy.ClientPolicy` (so what a client may ask is checked there,
+as on ``python -m ragen_envs.server``), ``step`` hands the reply to ``TextEpisode.step`` and turns its
+record into an observation. Nothing here plays a turn itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
+from pydantic import Field
+
+from ragen_envs.server.policy import ClientPolicy, PolicyError
+from ragen_envs.text.episode import TextEpisode
+from ragen_envs.text.parser import format_reply
+
+#: Longest reply accepted, in characters: a reply is a few KB of text; this bounds parsing per request.
+MAX_REPLY_CHARS = 65_536
+#: Most action names one ``actions`` list may carry (the protocol executes at most a few per turn).
+MAX_ACTION_NAMES = 64
+
+
+class GameAction(Action):
+    """One turn: exactly one of the model's raw ``reply``, a TextArena-style ``message`` (the same
+    text under the name TextArena's clients use), or ``actions`` (names, sent as the well-formed
+    reply :func:`~ragen_envs.text.parser.format_reply` writes). ``step`` checks that there is exactly
+    one: a pydantic validator's error here would end the session (OpenEnv cannot serialise its context)."""
+
+    reply: str | None = Field(default=None, max_length=MAX_REPLY_CHARS,
+                              description="the model's reply, e.g. '<think>..</think><answer>Up || Left</answer>'")
+    message: str | None = Field(default=None, max_length=MAX_REPLY_CHARS,
+                                description="the same as reply, under TextArena's field name")
+    actions: list[str] | None = Field(default=None, max_length=MAX_ACTION_NAMES,
+                                      description="action names, played as a well-formed reply")
+
+
+class GameObservation(Observation):
+    """Where the episode stands after a reset or a step.
+
+    ``reward`` (OpenEnv's field) is the turn's reward plus its format penalty, what ``ragen-train``
+    credits to the turn (0 on reset).
+    """
+
+    messages: list[dict[str, str]] = Field(default_factory=list, description="the chat to send the model now")
+    text: str | None = Field(default=None, description="the newest user turn (the state text); None once done")
+    info: dict[str, Any] = Field(default_factory=dict,
+                                 description="env, seed, turn, success, actions_left, format_errors, total_reward, end_reason, ...")
+    turn: dict[str, Any] | None = Field(default=None, description="the turn record of docs/protocol.md (steps only)")
+    record: dict[str, Any] | None = Field(
+        default=None, description="the episode record once done (its certificate only with --reveal-certificate)")
+    certificate: Any = Field(default=None, description="the level's certificate, only with --reveal-certificate")
+
+
+class GameState(State):
+    """``episode_id`` and ``step_count`` (turns played) with the episode's env, seed and outcome."""
+
+    env: str | None = None
+    seed: int | None = None
+    done: bool = False
+    success: bool = False
+    total_reward: float = 0.0
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the operator fixed when starting the server (see ``python -m ragen_envs.openenv_server -h``)."""
+
+    env: str = "sokoban"
+    policy: ClientPolicy = field(default_factory=ClientPolicy)
+    reveal_certificate: bool = False
+    metadata: EnvironmentMetadata | None = None
+
+
+class TextGameEnvironment(Environment[GameAction, GameObservation, GameState]):
+    """One session's game. ``reset(seed=7)`` plays the server's default env; ``env``, ``protocol``,
+    ``env_config`` and ``levels`` (a level file's name) pick another, within the server's policy."""
+
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self, settings: ServerSettings | None = None) -> None:
+        super().__init__()
+        self.settings = settings or ServerSettings()
+        self._episode: TextEpisode | None = None
+        self._state = GameState()
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None, env: str | None = None,
+              protocol: Mapping[str, Any] | None = None, env_config: Mapping[str, Any] | None = None,
+              levels: str | None = None, **kwargs: Any) -> GameObservation:
+        """Open a new episode (closing this session's previous one); unknown arguments are refused."""
+        if kwargs:
+            raise PolicyError(400, f"unknown reset argument(s) {sorted(kwargs)}; "
+                                   "known: seed, episode_id, env, protocol, env_config, levels")
+        name = self.settings.env if env is None else env
+        episode = self.settings.policy.open_episode(name, seed, protocol, env_config, levels)
+        self.close()
+        self._episode = episode
+        self._state = GameState(episode_id=episode_id, env=episode.env_name, seed=episode.seed)
+        return self._observation(reward=0.0, turn=None)
+
+    def step(self, action: GameAction, timeout_s: float | None = None, **kwargs: Any) -> GameObservation:
+        """Play one turn of this session's episode."""
+        episode = self._episode
+        if episode is None:
+            raise PolicyError(409, "no episode in this session: send reset first")
+        if episode.done:
+            raise PolicyError(409, f"the episode already ended ({episode.end_reason}); send reset for a new one")
+        given = [name for name in ("reply", "message", "actions") if getattr(action, name) is not None]
+        if len(given) != 1:
+            raise PolicyError(400, f"send exactly one of 'reply', 'message' or 'actions', got {given or 'none'}")
+        if action.actions is not None:
+            reply = format_reply(action.actions, episode.config.action_separator,
+                                 thought="" if episode.config.think else None)
+        else:
+            reply = action.reply if action.reply is not None else action.message
+        turn = episode.step(reply)
+        self._state.step_count = episode.turn
+        self._state.done, self._state.success = episode.done, episode.success
+        self._state.total_reward = episode.total_reward
+        return self._observation(reward=turn["reward"] + turn["penalty"], turn=turn)
+
+    async def step_async(self, action: GameAction, timeout_s: float | None = None, **kwargs: Any) -> GameObservation:
+        """A turn is bounded, sub-millisecond work: played on the event loop, without a thread hop."""
+        return self.step(action, timeout_s, **kwargs)
+
+    def _observation(self, reward: float, turn: dict[str, Any] | None) -> GameObservation:
+        episode = self._episode
+        assert episode is not None
+        messages = episode.messages
+        reveal = self.settings.reveal_certificate
+        record = None
+        if episode.done:
+            record = episode.record()
+            if not reveal:
+                record["certificate"] = None
+        return GameObservation(
+            done=episode.done,
+            reward=reward,
+            messages=messages,
+            text=None if episode.done else messages[-1]["content"],
+            info={
+                "env": episode.env_name,
+                "seed": episode.seed,
+                "turn": episode.turn,
+                "action_names": list(episode.game.action_names),
+                "actions_left": episode.actions_left,
+                "max_actions_per_turn": episode.config.max_actions_per_turn,
+                "success": episode.success,
+                "format_errors": [] if turn is None else list(turn["format_errors"]),
+                "total_reward": episode.total_reward,
+                "end_reason": episode.end_reason,
+            },
+            turn=turn,
+            record=record,
+            certificate=episode.certificate if reveal else None,
+        )
+
+    @property
+    def state(self) -> GameState:
+        """The session's episode id, turns played, env, seed and outcome."""
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        """The server's metadata: name, description and one environment card per preset."""
+        return self.settings.metadata or super().get_metadata()
+
+    def close(self) -> None:
+        """Close the episode's env (it holds no outside resource; the call keeps Gymnasium's contract)."""
+        if self._episode is not None:
+            self._episode.close()

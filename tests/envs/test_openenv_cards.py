@@ -1,0 +1,34 @@
+"""scripts/openenv_cards.py: the committed cards (served at the OpenEnv server's /metadata) are current and
+say what the committed data says. Needs no OpenEnv: the cards are plain JSON."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import ragen_envs
+from tests.script_modules import REPO, load_script
+
+cards_script = load_script("scripts/openenv_cards.py")
+CARDS = json.loads((REPO / "ragen_envs" / "openenv_server" / "cards.json").read_text())
+
+
+def test_the_committed_cards_are_what_the_script_writes():
+    assert cards_script.main(["--check"]) == 0
+    assert list(CARDS) == [preset.name for preset in ragen_envs.PRESETS]
+
+
+def test_cards_agree_with_the_leaderboard_csv_and_the_split_guarantee():
+    # The leaderboard's CSV is written beside its JSON from the same runs: an independent reading.
+    with (REPO / "leaderboards" / "leaderboard.csv").open() as f:
+        rows = {row["model"]: row for row in csv.DictReader(f) if row["split"] == "test"}
+    for game in ("sokoban", "frozenlake", "bandit"):
+        assert abs(CARDS[game]["oracle_test"]["success"] - float(rows["oracle"][game])) < 1e-3
+        assert abs(CARDS[game]["random_test"]["success"] - float(rows["random"][game])) < 1e-3
+    # Content-disjoint splits: no test level among the train levels, wherever there is a level to hold out.
+    assert {name: card["split_leak"] for name, card in CARDS.items() if name != "bandit"} == \
+        {name: 0 for name in CARDS if name != "bandit"}
+    assert CARDS["frozenlake"]["level_space"]["exact"]["test"] == 242004
+    assert CARDS["sokoban"]["budgets"] == {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 20,
+                                           "format_penalty": -0.1}
+    assert CARDS["frozenlake_det"]["rl_gain"]["rl_success"] > CARDS["frozenlake_det"]["rl_gain"]["sft_success"]

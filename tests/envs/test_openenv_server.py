@@ -1,0 +1,332 @@
+"""The OpenEnv door, end to end: a real ``python -m ragen_envs.openenv_server`` on loopback, played by
+OpenEnv's own client (``GenericEnvClient``) and checked by OpenEnv's own ``openenv validate``.
+
+Runs in the ``openenv`` install profile (scripts/smoke_profiles.sh); skipped where the extra is absent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openenv")
+from openenv.core.generic_client import GenericEnvClient  # noqa: E402
+from websockets.exceptions import InvalidStatus  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
+
+from ragen_envs.text.episode import TextEpisode  # noqa: E402
+from ragen_envs.text.parser import format_reply  # noqa: E402
+
+# Each test starts a real server process (several seconds on a busy machine).
+pytestmark = pytest.mark.slow
+
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / "ragen_envs" / "openenv_server"
+OPENENV = str(Path(sys.executable).with_name("openenv"))
+
+
+@contextmanager
+def serve(*args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A server subprocess on a free loopback port; yields its base URL and stops it afterwards."""
+    proc = subprocess.Popen([sys.executable, "-m", "ragen_envs.openenv_server", "--port", "0", *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+    try:
+        line = proc.stdout.readline()
+        assert "listening on" in line, proc.stderr.read()
+        yield line.rsplit(" ", 1)[1].strip()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def ws_url(base: str) -> str:
+    return base.replace("http://", "ws://") + "/ws"
+
+
+def exchange(socket, kind: str, data: dict | None = None) -> dict:
+    """One OpenEnv WebSocket message and its answer, raw (so errors are seen as sent)."""
+    socket.send(json.dumps({"type": kind, **({} if data is None else {"data": data})}))
+    return json.loads(socket.recv(timeout=30))
+
+
+# Replies of every kind a model (or a careless client) sends: valid, misspelt, malformed, empty, long.
+def scripted_turns(env: str, seed: int) -> list[dict]:
+    """Up to five actions (OpenEnv action dicts) for one episode, fixed by its seed."""
+    names = {"bandit": ["Phoenix", "Dragon"], "frozenlake": ["Left", "Down", "Right", "Up"],
+             "simple_sokoban": ["Up", "Down", "Left", "Right"]}[env]
+    rng = random.Random(f"{env}:{seed}")
+    turns = []
+    for _ in range(5):
+        picked = rng.sample(names, k=min(len(names), rng.randint(1, 3)))
+        kind = rng.choice(["reply", "reply", "message", "actions", "misspelt", "malformed"])
+        if kind == "actions":
+            turns.append({"actions": picked})
+        elif kind == "misspelt":
+            turns.append({"reply": f"<think>try</think><answer>{picked[0].lower()}x || {picked[-1]}</answer>"})
+        elif kind == "malformed":
+            turns.append({"reply": rng.choice(["", "Up Up", "<answer>Up</answer><think>late</think>", "x" * 300])})
+        else:
+            turns.append({kind: f"<think>step {len(turns)}</think><answer>{' || '.join(picked)}</answer>"})
+    return turns
+
+
+def in_process(env: str, seed: int, turns: list[dict]) -> tuple[list[dict], dict]:
+    """The same episode played by ``TextEpisode``: per-step (messages, reward) and the final record."""
+    episode = TextEpisode(env, seed)
+    steps = []
+    for action in turns:
+        if episode.done:
+            break
+        if "actions" in action:
+            reply = format_reply(action["actions"], episode.config.action_separator, thought="")
+        else:
+            reply = action.get("reply", action.get("message"))
+        turn = episode.step(reply)
+        steps.append({"messages": episode.messages, "reward": turn["reward"] + turn["penalty"]})
+    record = episode.record()
+    record["certificate"] = None
+    return json.loads(json.dumps(steps)), json.loads(json.dumps(record))
+
+
+async def play_remote(url: str, env: str, seed: int, turns: list[dict]) -> tuple[list[dict], dict, dict]:
+    async with GenericEnvClient(base_url=url) as client:
+        first = await client.reset(env=env, seed=seed)
+        steps, result = [], first
+        for action in turns:
+            if result.done:
+                break
+            result = await client.step(action)
+            steps.append({"messages": result.observation["messages"], "reward": result.reward})
+        return steps, result.observation["record"], first.observation
+
+
+def test_openenv_client_plays_200_concurrent_episodes_equal_to_in_process_play() -> None:
+    games = [(env, seed) for seed in range(70) for env in ("bandit", "frozenlake", "simple_sokoban")][:200]
+    with serve("--max-sessions", "200", "--max-sessions-per-client", "200") as url:
+        async def all_episodes():
+            return await asyncio.gather(*(play_remote(url, env, seed, scripted_turns(env, seed))
+                                          for env, seed in games))
+
+        results = asyncio.run(all_episodes())
+    assert len(results) == 200
+    kinds = set()
+    for (env, seed), (steps, record, first) in zip(games, results):
+        turns = scripted_turns(env, seed)
+        kinds.update(next(iter(action)) for action in turns)
+        want_steps, want_record = in_process(env, seed, turns)
+        assert steps == want_steps, (env, seed)
+        assert record == want_record, (env, seed)
+        assert first["certificate"] is None and first["info"]["seed"] == seed
+    assert kinds == {"reply", "message", "actions"}
+
+
+def test_reset_defaults_reveal_flag_and_bad_requests() -> None:
+    with serve("--env", "frozenlake") as url, connect(ws_url(url)) as socket:
+        reset = exchange(socket, "reset", {"seed": 7})["data"]
+        assert reset["observation"]["info"]["env"] == "frozenlake" and reset["reward"] == 0.0
+        assert reset["observation"]["messages"] == TextEpisode("frozenlake", 7).messages
+        assert reset["observation"]["certificate"] is None
+        two = exchange(socket, "step", {"reply": "a", "actions": ["Up"]})
+        assert two["type"] == "error" and "exactly one" in two["data"]["message"]
+        huge = exchange(socket, "step", {"reply": "x" * 70_000})
+        assert huge["type"] == "error" and huge["data"]["code"] == "VALIDATION_ERROR"
+        # The session survived both refusals and still plays its episode.
+        assert exchange(socket, "step", {"actions": ["Up"]})["data"]["observation"]["info"]["turn"] == 1
+        unknown = exchange(socket, "reset", {"seed": 1, "difficulty": 3})
+        assert unknown["type"] == "error" and "difficulty" in unknown["data"]["message"]
+    with serve("--env", "sokoban", "--reveal-certificate") as url, connect(ws_url(url)) as socket:
+        reset = exchange(socket, "reset", {"seed": 5})["data"]["observation"]
+        assert reset["certificate"] == json.loads(json.dumps(TextEpisode("sokoban", 5).certificate))
+        assert reset["certificate"]["optimal_actions"]
+
+
+def _client_process(url: str) -> subprocess.Popen:
+    """A separate client process that opens a session, plays a turn, reports, and then hangs mid-episode."""
+    code = (f"from websockets.sync.client import connect; import json, time\n"
+            f"s = connect({ws_url(url)!r}); s.send(json.dumps({{'type': 'reset', 'data': {{'seed': 3}}}}));"
+            f"s.recv(); s.send(json.dumps({{'type': 'step', 'data': {{'actions': ['Up']}}}})); s.recv()\n"
+            f"print('mid-episode', flush=True); time.sleep(600)\n")
+    return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+
+
+def test_capacity_error_and_no_slot_leaked_by_killed_clients() -> None:
+    capacity = 6
+    with serve("--env", "bandit", "--max-sessions", str(capacity)) as url:
+        clients = [_client_process(url) for _ in range(capacity)]
+        try:
+            assert all(c.stdout.readline().strip() == "mid-episode" for c in clients)
+            with connect(ws_url(url)) as extra:  # refused on arrival, before any message
+                refused = json.loads(extra.recv(timeout=30))
+            assert refused["type"] == "error" and refused["data"]["code"] == "CAPACITY_REACHED"
+        finally:
+            for c in clients:
+                c.kill()
+                c.wait()
+        # Every killed client's session is torn down: the full capacity opens again, twice over.
+        for _ in range(2):
+            deadline = time.monotonic() + 10
+            while True:
+                sockets = [connect(ws_url(url)) for _ in range(capacity)]
+                answers = [exchange(s, "reset", {"seed": i}) for i, s in enumerate(sockets)]
+                for s in sockets:
+                    s.close()
+                if all(a["type"] == "observation" for a in answers) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.2)
+            assert [a["type"] for a in answers] == ["observation"] * capacity
+
+
+def test_idle_session_is_closed_and_its_slot_freed() -> None:
+    with serve("--env", "bandit", "--max-sessions", "1", "--idle-timeout", "1") as url:
+        with connect(ws_url(url)) as idle:
+            assert exchange(idle, "reset", {"seed": 1})["type"] == "observation"
+            time.sleep(2.5)
+            with pytest.raises(Exception):
+                exchange(idle, "step", {"actions": ["Phoenix"]})
+        with connect(ws_url(url)) as fresh:
+            assert exchange(fresh, "reset", {"seed": 2})["type"] == "observation"
+
+
+def test_client_policy_applies_over_ws(tmp_path: Path) -> None:
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    (levels / "two.txt").write_text("#####\n#@$.#\n#####\n\n######\n#@ $.#\n######\n")
+    (tmp_path / "outside.txt").write_text("#####\n#@$.#\n#####\n")
+    with serve("--levels-dir", str(levels), "--max-sessions-per-client", "2") as url:
+        with connect(ws_url(url)) as one, connect(ws_url(url)) as two:
+            served = exchange(one, "reset", {"env": "sokoban", "levels": "two.txt", "seed": 1})
+            assert served["type"] == "observation", served
+            for bad in ("../outside.txt", str(tmp_path / "outside.txt"), "missing.txt"):
+                refused = exchange(two, "reset", {"env": "sokoban", "levels": bad})
+                assert refused["type"] == "error", bad
+            override = exchange(two, "reset", {"env": "sokoban", "env_config": {"num_boxes": 9}})
+            assert override["type"] == "error"
+            with pytest.raises(InvalidStatus) as third:
+                connect(ws_url(url))
+            assert third.value.response.status_code == 429
+
+
+def test_token_required_beyond_loopback_and_checked() -> None:
+    refused = subprocess.run([sys.executable, "-m", "ragen_envs.openenv_server", "--host", "0.0.0.0", "--port", "0"],
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and refused.stdout == ""
+    with serve("--auth-token-env", "RAGEN_TEST_TOKEN", env={"RAGEN_TEST_TOKEN": "s3cret"}) as url:
+        with pytest.raises(InvalidStatus) as anonymous:
+            connect(ws_url(url))
+        assert anonymous.value.response.status_code == 401
+        with pytest.raises(InvalidStatus):
+            connect(ws_url(url), additional_headers={"Authorization": "Bearer wrong"})
+        with GenericEnvClient(base_url=url, headers={"Authorization": "Bearer s3cret"}).sync() as client:
+            assert client.reset(seed=4).observation["info"]["seed"] == 4
+
+
+def test_openenv_validate_passes_on_the_running_server_and_the_package() -> None:
+    with serve() as url:
+        live = subprocess.run([OPENENV, "validate", "--url", url, "--json"], capture_output=True, text=True,
+                              timeout=120)
+    assert live.returncode == 0, live.stdout + live.stderr
+    report = json.loads(live.stdout)
+    assert report["passed"] and all(c["passed"] for c in report["criteria"])
+    package = subprocess.run([OPENENV, "validate", str(PACKAGE_DIR), "--level", "semantic", "--json"],
+                             capture_output=True, text=True, timeout=300)
+    assert package.returncode == 0, package.stdout + package.stderr
+    results = {r["check_id"]: r for r in json.loads(package.stdout)["results"]}
+    assert results["static.manifest"]["status"] == "pass"
+    assert not [r for r in results.values() if r["status"] in ("fail", "error")]
+
+
+def test_the_documented_snippet_runs_and_the_declared_oracle_wins_every_level() -> None:
+    page = (PACKAGE_DIR.parents[1] / "docs" / "integrations.md").read_text()
+    section = page[page.index("## OpenEnv"):]
+    snippet = section[section.index("```python\n") + 10:section.index("```", section.index("```python\n") + 10)]
+    with serve("--reveal-certificate") as url:
+        shown = subprocess.run([sys.executable, "-c", snippet.replace("http://127.0.0.1:8000", url)],
+                               capture_output=True, text=True, timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        oracle = subprocess.run([sys.executable, "-m", "ragen_envs.openenv_server.oracle", url, "--episodes", "8"],
+                                capture_output=True, text=True, timeout=300)
+    assert oracle.returncode == 0, oracle.stderr
+    assert oracle.stdout.startswith("oracle: 8/8 won on sokoban")
+    # The oracle of openenv.yaml is this module: the manifest's location names it.
+    assert "location: oracle.py" in (PACKAGE_DIR / "openenv.yaml").read_text()
+
+
+class LoopbackProvider:
+    """Stands in for OpenEnv's docker provider, which needs a docker engine this machine lacks: "builds"
+    nothing and starts the package's own server as a loopback process. It cannot enforce a network policy
+    and says so (the network checks then SKIP, naming the capability)."""
+
+    name = "loopback-process"
+    supported_network_modes = frozenset({"public"})
+
+    def __init__(self) -> None:
+        from openenv.validation.types import ProviderCapability
+
+        self.capabilities = frozenset({ProviderCapability.IMAGE_BUILD})
+        self._serving = None
+
+    def build(self, root: Path, execution) -> str:
+        return "sha256:" + "0" * 64
+
+    def start(self, spec):
+        provider = self
+        provider._serving = serve()
+        url = provider._serving.__enter__()
+
+        class Running:
+            base_url = url
+
+            def inspect(self) -> dict:
+                return {}
+
+            def logs(self, max_bytes: int = 65536) -> str:
+                return ""
+
+            def exec(self, argv, timeout_s):
+                raise NotImplementedError("no sandbox to exec in")
+
+            def stop(self) -> None:
+                provider._serving.__exit__(None, None, None)
+
+        return Running()
+
+
+def test_openenv_runtime_lane_passes_against_the_server_in_a_loopback_process(tmp_path: Path) -> None:
+    import shutil
+
+    import yaml
+    from openenv.validation import Level, run_validation
+
+    package = tmp_path / "package"
+    shutil.copytree(PACKAGE_DIR, package, ignore=shutil.ignore_patterns("__pycache__"))
+    manifest = yaml.safe_load((package / "openenv.yaml").read_text())
+    # What a container build would add: the execution binding and its probe (a reset and three turns).
+    manifest["validation"]["execution"] = {"probe_path": "validation/runtime.json"}
+    manifest["validation"]["network"] = {"mode": "public"}
+    (package / "openenv.yaml").write_text(yaml.safe_dump(manifest))
+    (package / "validation").mkdir()
+    (package / "validation" / "runtime.json").write_text(json.dumps({
+        "plan_schema_version": "1", "reset": {"episode_id": "probe-1", "seed": 7},
+        "actions": [{"reply": "<think>go</think><answer>Up || Left</answer>"}, {"message": "no tags"},
+                    {"actions": ["Down"]}]}))
+    report = run_validation(package, max_level=Level.SEMANTIC, provider=LoopbackProvider())
+    results = {r.check_id: r for r in report.results}
+    for check in ("static.manifest", "runtime.startup", "runtime.reward_well_formed", "runtime.observation_schema",
+                  "runtime.state_contract"):
+        assert results[check].status.value == "pass", (check, results[check].evidence)
+    assert not [c for c, r in results.items() if r.status.value in ("fail", "error")]
