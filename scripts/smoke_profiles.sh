@@ -5,6 +5,7 @@
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
 #   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
 #   verifiers  pip install "ragen-envs[verifiers,eval]"  vf-eval against ragen-eval serve (verifiers pins openai<3)
+#   docs   pip install "ragen-envs[docs]"  the docs site builds with warnings as errors (scripts/build_docs.sh)
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -61,5 +62,12 @@ py=$(new_venv verifiers)
 "$py" -m pip install -q "$wheel[verifiers,eval]" pytest pytest-benchmark
 # vf-eval against the served oracle and random agents; uv (from the extra) must be on PATH for its harness.
 PATH="$work/verifiers/bin:$PATH" "$py" -m pytest -q -p no:cacheprovider tests/test_verifiers_env.py
+
+echo "== docs: pip install ragen-envs[docs]"
+py=$(new_venv docs)
+"$py" -m pip install -q "$wheel[docs]"
+# mkdocs build --strict from the checkout's docs/ and mkdocs.yml; the site goes to the temp dir
+NO_MKDOCS_2_WARNING=1 SITE_DIR="$work/site" PYTHON="$py" scripts/build_docs.sh
+test -s "$work/site/api/ragen_eval/index.html"
 
 echo "all install profiles passed their smokes"
