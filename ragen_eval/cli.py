@@ -93,13 +93,13 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", default=None, help="refused: a key on the command line lands in shell history "
                                                    "and process lists; use --api-key-env")
     g.add_argument("--local-server", action="store_true",
-                   help="serve --model with `ragen-eval serve` on loopback and evaluate through HTTP")
+                   help="serve --model with ragen-eval serve on loopback and evaluate through HTTP")
     g.add_argument("--server-arg", action="append", default=[], dest="server_args",
                    help="extra argument for the local server, e.g. --server-arg=--latency=0.2")
     g = p.add_argument_group("levels")
     g.add_argument("--env", default=None,
                    help="comma-separated presets or groups (default, all, sokoban_all, ...; default: "
-                        f"{','.join(DEFAULT_ENVS)}); see `ragen-eval ls`")
+                        f"{','.join(DEFAULT_ENVS)}); see ragen-eval ls")
     g.add_argument("--levels", default=None, metavar="FILE_OR_DIR",
                    help="play the Sokoban levels of a file or directory (Boxoban, XSB/.sok, # @ $ . notation) "
                         "instead of --env; episode i is level i, files in name order")
@@ -109,10 +109,10 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"episodes (levels) per env (default {d.episodes}; with --levels: every level of the set)")
     g.add_argument("--split", default=d.split, help="seed split: train, val or test")
     g.add_argument("--seed-start", type=int, default=d.seed_start, help="index of the first seed in the split")
-    g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join with `merge`")
+    g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join them with ragen-eval merge")
     g.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. observation_format=coords, max_turns=10 (YAML values, dotted "
-                        "keys; the grammar of `ragen-train protocol.KEY=VALUE`); see --help-config")
+                        "keys; the grammar of ragen-train protocol.KEY=VALUE); see --help-config")
     g.add_argument("--env-config", action="append", default=[], metavar="ENV:KEY=VALUE",
                    help="game-config override for one env, e.g. sokoban:num_boxes=2")
     g = p.add_argument_group("sampling")
@@ -609,13 +609,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("shards", nargs="+", help="shard run directories (all n of them)")
     p.add_argument("--out", required=True, help="directory of the merged run")
     p.set_defaults(func=cmd_merge)
-    p = sub_parser("baselines", help="play random and oracle on the levels of some runs (before `leaderboard`)")
+    p = sub_parser("baselines", help="play random and oracle on the levels of some runs (before ragen-eval leaderboard)")
     p.add_argument("runs", nargs="+", help="run directories whose level sets need baselines")
     p.add_argument("--out", default="runs/baselines", help="where the baseline runs are played (and resumed)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_baselines)
     p = sub_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories (plays nothing)")
-    p.add_argument("runs", nargs="+", help="run directories, baselines included (see `baselines`)")
+    p.add_argument("runs", nargs="+", help="run directories, baselines included (see ragen-eval baselines)")
     p.add_argument("--out", default="leaderboards", help="output directory")
     p.set_defaults(func=cmd_leaderboard)
     p = sub_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")

@@ -445,7 +445,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
-                        "`ragen-eval --protocol` and `ragen-train protocol.KEY=VALUE`), or a mapping '{\"max_turns\": 3}'")
+                        "ragen-eval --protocol and ragen-train protocol.KEY=VALUE), or a mapping '{\"max_turns\": 3}'")
     p.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
                    help="game-config field, e.g. height=6, or a mapping '{\"height\": 6}'")
     p.add_argument("--epochs", type=int, default=d.epochs, help=field_help(docs, "epochs"))

@@ -233,7 +233,7 @@ def test_every_option_has_help_with_its_default_and_no_markup():
 
     for prog, parser in _parsers().items():
         text = parser.format_help()
-        assert "``" not in text and ":class:" not in text and ":func:" not in text, prog
+        assert "`" not in text and ":class:" not in text and ":func:" not in text, prog
         for action in parser._actions:
             if not action.option_strings or action.help == argparse.SUPPRESS:
                 continue
