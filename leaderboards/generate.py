@@ -2,6 +2,7 @@
 
     python leaderboards/generate.py                       # random, oracle, default (what is committed)
     python leaderboards/generate.py runs/my-model__openai__test ...   # add evaluated runs
+    python leaderboards/generate.py --rewrite             # only rewrite tables and plots from leaderboard.json
 
 The three play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
 (the harness default), into runs/leaderboard/; the default model is ``--model default``, the tiny
@@ -10,7 +11,8 @@ on other levels get their random and oracle baselines played into runs/leaderboa
 first (the ``ragen-eval baselines`` step); then the leaderboard, which only reads run directories,
 ranks them all. runs/ is not committed; rerunning resumes and skips finished episodes. Each run's
 config.json and summary.json are copied to leaderboards/runs/ so the committed tables can be traced
-to exact settings and package versions.
+to exact settings and package versions. ``--rewrite`` plays nothing: it rebuilds the tables and plots
+from the figures leaderboard.json already holds (after a change to how they are laid out).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from ragen_eval.cli import evaluate, play_baselines
 from ragen_eval.config import BUILTIN_MODELS, DEFAULT_ENVS, EvalConfig
 from ragen_eval.embedded_model import DEFAULT_MODEL
-from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
+from ragen_eval.leaderboard import build_leaderboard, load_leaderboard, write_leaderboard
 from ragen_eval.run_dir import CONFIG_FILE, SUMMARY_FILE
 from ragen_eval.summary import summary_of
 
@@ -37,7 +39,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--episodes", type=int, default=256, help="levels per env for random, oracle and default")
     parser.add_argument("--runs-dir", default="runs/leaderboard", help="where the baseline runs are played")
     parser.add_argument("--out", default=str(HERE), help="output directory (default: this directory)")
+    parser.add_argument("--rewrite", action="store_true",
+                        help="rebuild the tables and plots from OUT/leaderboard.json; plays and reads no run")
     args = parser.parse_args(argv)
+    if args.rewrite:
+        if args.runs:
+            parser.error("--rewrite takes no run directories")
+        paths = write_leaderboard(load_leaderboard(Path(args.out) / "leaderboard.json"), args.out)
+        print(paths["markdown"].read_text())
+        return 0
     run_dirs = []
     for model in (*BUILTIN_MODELS, DEFAULT_MODEL):
         config = EvalConfig(model=model, envs=list(DEFAULT_ENVS), episodes=args.episodes, split="test")

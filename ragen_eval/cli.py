@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import functools
 import importlib
 import json
 import os
@@ -34,7 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ragen_envs.config_docs import config_help, game_config_help
+from ragen_envs.config_docs import config_help, field_docs, game_config_help
+from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import merge_values, parse_flag
 from ragen_envs.registration import PRESETS, count_levels
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
@@ -93,13 +93,13 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", default=None, help="refused: a key on the command line lands in shell history "
                                                    "and process lists; use --api-key-env")
     g.add_argument("--local-server", action="store_true",
-                   help="serve --model with `ragen-eval serve` on loopback and evaluate through HTTP")
+                   help="serve --model with ragen-eval serve on loopback and evaluate through HTTP")
     g.add_argument("--server-arg", action="append", default=[], dest="server_args",
                    help="extra argument for the local server, e.g. --server-arg=--latency=0.2")
     g = p.add_argument_group("levels")
     g.add_argument("--env", default=None,
                    help="comma-separated presets or groups (default, all, sokoban_all, ...; default: "
-                        f"{','.join(DEFAULT_ENVS)}); see `ragen-eval ls`")
+                        f"{','.join(DEFAULT_ENVS)}); see ragen-eval ls")
     g.add_argument("--levels", default=None, metavar="FILE_OR_DIR",
                    help="play the Sokoban levels of a file or directory (Boxoban, XSB/.sok, # @ $ . notation) "
                         "instead of --env; episode i is level i, files in name order")
@@ -109,16 +109,17 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"episodes (levels) per env (default {d.episodes}; with --levels: every level of the set)")
     g.add_argument("--split", default=d.split, help="seed split: train, val or test")
     g.add_argument("--seed-start", type=int, default=d.seed_start, help="index of the first seed in the split")
-    g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join with `merge`")
+    g.add_argument("--shard", default=None, help="i/n: play only shard i (0-based) of n; join them with ragen-eval merge")
     g.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. observation_format=coords, max_turns=10 (YAML values, dotted "
-                        "keys; the grammar of `ragen-train protocol.KEY=VALUE`); see --help-config")
+                        "keys; the grammar of ragen-train protocol.KEY=VALUE); see --help-config")
     g.add_argument("--env-config", action="append", default=[], metavar="ENV:KEY=VALUE",
                    help="game-config override for one env, e.g. sokoban:num_boxes=2")
     g = p.add_argument_group("sampling")
-    g.add_argument("--temperature", type=float, default=d.sampling.temperature)
-    g.add_argument("--top-p", type=float, default=d.sampling.top_p)
-    g.add_argument("--max-tokens", type=int, default=d.sampling.max_tokens)
+    docs = field_docs(SamplingParams)
+    g.add_argument("--temperature", type=float, default=d.sampling.temperature, help=field_help(docs, "temperature"))
+    g.add_argument("--top-p", type=float, default=d.sampling.top_p, help=field_help(docs, "top_p"))
+    g.add_argument("--max-tokens", type=int, default=d.sampling.max_tokens, help=field_help(docs, "max_tokens"))
     g.add_argument("--sampling-seed", type=int, default=None, help="seed sent with every request, if any")
     g.add_argument("--agent-seed", type=int, default=d.agent_seed, help="seed of the built-in random agent")
     g = p.add_argument_group("execution")
@@ -505,15 +506,78 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Worked examples at the end of each subcommand's ``--help`` (a test parses every one and runs the cheap ones,
+#: in this order, in an empty directory).
+EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
+    "evaluate": (
+        ("the built-in oracle on 4 levels of each default game (writes runs/oracle__builtin__test)",
+         "ragen-eval --model oracle --episodes 4"),
+        ("the random agent on the same levels", "ragen-eval --model random --episodes 4"),
+        ("an OpenAI model (the key is read from OPENAI_API_KEY)",
+         "ragen-eval --model gpt-4o-mini --base-url https://api.openai.com/v1 --env sokoban --episodes 50"),
+        ("a local checkpoint on vLLM, greedy",
+         "ragen-eval --model path/to/checkpoint --backend vllm --model-args dtype=bfloat16 --temperature 0"),
+        ("the resolved config of a run, without running it",
+         "ragen-eval --model oracle --env frozenlake --protocol max_turns=3 --print-config"),
+        ("every config field with its default, and the game config of Sokoban",
+         "ragen-eval --help-config --env sokoban"),
+    ),
+    "judge": (
+        ("judge a run's thoughts with an OpenAI model",
+         "ragen-eval judge runs/oracle__builtin__test --judge-model gpt-4o-mini "
+         "--judge-base-url https://api.openai.com/v1"),
+        ("judge with a local model on vLLM",
+         "ragen-eval judge runs/oracle__builtin__test --judge-model path/to/judge --judge-backend vllm"),
+    ),
+    "show": (
+        ("the results table of a run", "ragen-eval show runs/oracle__builtin__test"),
+        ("the transcript of one level (ENV:SEED, seeds as the run's episodes.jsonl lists them)",
+         "ragen-eval show runs/oracle__builtin__test --episode bandit:200000000"),
+    ),
+    "compare": (
+        ("paired tests between two runs on the same levels",
+         "ragen-eval compare runs/oracle__builtin__test runs/random__builtin__test"),
+    ),
+    "merge": (
+        ("play a run in two shards (on two machines, say), then join them",
+         "ragen-eval --model oracle --episodes 4 --shard 0/2"),
+        ("", "ragen-eval --model oracle --episodes 4 --shard 1/2"),
+        ("", "ragen-eval merge runs/oracle__builtin__test__shard-0-of-2 runs/oracle__builtin__test__shard-1-of-2 "
+             "--out runs/oracle-merged"),
+    ),
+    "baselines": (
+        ("random and oracle on the levels of a model's run (under runs/baselines)",
+         "ragen-eval baselines runs/gpt-4o-mini__openai__test"),
+    ),
+    "leaderboard": (
+        ("tables (Markdown, CSV, HTML) and plots of some runs",
+         "ragen-eval leaderboard runs/oracle__builtin__test runs/random__builtin__test --out leaderboards"),
+    ),
+    "serve": (
+        ("the oracle behind an OpenAI-compatible endpoint on 127.0.0.1:8791",
+         "ragen-eval serve --agent oracle --port 8791"),
+        ("the random agent with injected faults (HTTP 500s, slow replies)",
+         "ragen-eval serve --agent random --port 8791 --failure-rate 0.1 --latency 0.2"),
+        ("evaluate through such a server", "ragen-eval --model oracle --base-url http://127.0.0.1:8791/v1"),
+    ),
+    "ls": (("list presets, groups and splits", "ragen-eval ls"),),
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ragen-eval`` argument parser with all subcommands."""
     parser = argparse.ArgumentParser(prog="ragen-eval",
                                      description="Evaluate a model on the ragen games; manage runs and leaderboards.",
-                                     epilog=__doc__.split("\n\n", 2)[2],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+                                     epilog=__doc__.split("\n\n", 2)[2] + "\n\n" + examples([
+                                         EXAMPLES["evaluate"][0], EXAMPLES["evaluate"][2], EXAMPLES["show"][0],
+                                         EXAMPLES["baselines"][0], EXAMPLES["leaderboard"][0], EXAMPLES["ls"][0]]),
+                                     formatter_class=HelpFormatter, allow_abbrev=False)
     sub = parser.add_subparsers(dest="command", required=True)
     # No prefix matching: `--seed 1` must not quietly become `--seed-start 1`, nor `--api-key K` `--api-key-env K`.
-    sub_parser = functools.partial(sub.add_parser, allow_abbrev=False)
+    def sub_parser(name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002 - argparse's own keyword
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                              epilog=examples(EXAMPLES[name]), formatter_class=HelpFormatter, allow_abbrev=False)
+
     p = sub_parser("evaluate", help="evaluate a model (the default subcommand)")
     add_evaluate_arguments(p)
     add_judge_arguments(p, required=False)
@@ -537,21 +601,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_show)
     p = sub_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")
-    p.add_argument("run_a")
-    p.add_argument("run_b")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("run_a", help="first run directory")
+    p.add_argument("run_b", help="second run directory, played on the same levels")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
     p.set_defaults(func=cmd_compare)
     p = sub_parser("merge", help="join the shard directories of a run")
     p.add_argument("shards", nargs="+", help="shard run directories (all n of them)")
     p.add_argument("--out", required=True, help="directory of the merged run")
     p.set_defaults(func=cmd_merge)
-    p = sub_parser("baselines", help="play random and oracle on the levels of some runs (before `leaderboard`)")
+    p = sub_parser("baselines", help="play random and oracle on the levels of some runs (before ragen-eval leaderboard)")
     p.add_argument("runs", nargs="+", help="run directories whose level sets need baselines")
     p.add_argument("--out", default="runs/baselines", help="where the baseline runs are played (and resumed)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_baselines)
     p = sub_parser("leaderboard", help="Markdown/CSV/HTML tables and plots from run directories (plays nothing)")
-    p.add_argument("runs", nargs="+", help="run directories, baselines included (see `baselines`)")
+    p.add_argument("runs", nargs="+", help="run directories, baselines included (see ragen-eval baselines)")
     p.add_argument("--out", default="leaderboards", help="output directory")
     p.set_defaults(func=cmd_leaderboard)
     p = sub_parser("serve", help="an OpenAI-compatible server for a built-in agent or a checkpoint")

@@ -16,6 +16,7 @@ import html
 import io
 import json
 import os
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,10 @@ from ragen_eval.run_dir import level_set_key, load_run
 from ragen_eval.stats import mcnemar_test
 
 
+#: Widest line of the headline table (leaderboard.md, and what ``ragen-eval leaderboard`` prints).
+HEADLINE_WIDTH = 120
+
+
 @dataclass
 class Leaderboard:
     """Rows (one per run, best first) and the env columns they share."""
@@ -36,6 +41,20 @@ class Leaderboard:
     envs: list[str]
     consistency_keys: list[str] = field(default_factory=list)
     judged: bool = False  # some run was judged: add the rule/judge agreement columns
+
+    @classmethod
+    def from_rows(cls, rows: list[dict[str, Any]], envs: list[str]) -> Leaderboard:
+        """The leaderboard of ranked rows (as ``leaderboard.json`` stores them), with the consistency and
+        judge columns that some row fills."""
+        keys = [k for k, _ in CONSISTENCY_COLUMNS if any(k in r["consistency"] for r in rows)]
+        return cls(rows=rows, envs=envs, consistency_keys=keys,
+                   judged=any(r["judge_agreement"] is not None for r in rows))
+
+
+def load_leaderboard(path: str | os.PathLike[str]) -> Leaderboard:
+    """A leaderboard from its ``leaderboard.json``: rewrites the tables and plots without the run directories."""
+    data = json.loads(Path(path).read_text())
+    return Leaderboard.from_rows(data["rows"], data["envs"])
 
 
 def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, Any]]) -> Leaderboard:
@@ -74,9 +93,7 @@ def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, An
         }
         rows.append(row)
     rows.sort(key=lambda r: (-(r["macro_success"] or 0.0), r["model"], r["run"]))
-    keys = [k for k, _ in CONSISTENCY_COLUMNS if any(k in r["consistency"] for r in rows)]
-    return Leaderboard(rows=rows, envs=envs, consistency_keys=keys,
-                       judged=any(r["judge_agreement"] is not None for r in rows))
+    return Leaderboard.from_rows(rows, envs)
 
 
 def _p_vs(records: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> float | None:
@@ -111,12 +128,47 @@ def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
     return header, rows
 
 
+def headline_table(board: Leaderboard, width: int = HEADLINE_WIDTH) -> str:
+    """The table to read in a terminal: model, success per game with its 95% interval, format errors,
+    think words per turn and claim accuracy, in lines of at most ``width`` characters. Model names are
+    shortened, then the last games left out (with a line saying so), until it fits."""
+    for games in range(len(board.envs), 0, -1):
+        for label_width in (32, 24, 16, 12):
+            table = _headline(board, board.envs[:games], label_width)
+            if max(map(len, table.splitlines())) <= width:
+                left_out = board.envs[games:]
+                return table + (f"\n\n(not shown: {', '.join(left_out)}; see leaderboard.csv)" if left_out else "")
+    raise ValueError(f"no headline table of this leaderboard fits {width} columns")
+
+
+def _headline(board: Leaderboard, envs: list[str], label_width: int) -> str:
+    header = ["model", *envs, "format err", "think words", "consistency"]
+    rows = []
+    for r in board.rows:
+        label = f"{r['model']} ({r['backend']})" + ("" if r["complete"] else "*")
+        if len(label) > label_width:
+            label = "…" + label[1 - label_width:]  # the end of a path or name tells runs apart
+        ci = r["per_env_ci95"]
+        rows.append([label, *(f"{fmt(r['per_env'].get(e), '{:.2f}')} {fmt(ci.get(e), '[{:.2f},{:.2f}]')}"
+                              if r["per_env"].get(e) is not None else "-" for e in envs),
+                     fmt(r["format_error_rate"], "{:.3f}"), fmt(r["think_words_per_turn"], "{:.1f}"),
+                     fmt(r["consistency"].get("claim_accuracy"), "{:.3f}")])
+    return markdown_table(header, rows)
+
+
 def _judge_cells(row: dict[str, Any]) -> list[str]:
     agreement = row["judge_agreement"] or {}
     judge = row["judge"]["model"] if row["judge"] and row["judge_agreement"] is not None else "-"
     return [judge or "-", *(fmt(agreement.get(k), pattern) for _, k, pattern in JUDGE_COLUMNS)]
 
 
+_HEADLINE_NOTES = (
+    "Ranked by success averaged over the games. Each game column is the success rate with its Wilson 95% "
+    "interval; *format err* is the share of turns whose reply broke the answer format; *think words* the mean "
+    "words inside <think> per turn; *consistency* the share of the thoughts' checkable claims that hold "
+    "(claim_accuracy of docs/consistency.md; - where thoughts make no claims). An asterisk marks an unfinished "
+    "run. leaderboard.csv and leaderboard.html hold every column; leaderboard.json every figure."
+)
 _NOTES = (
     "Per-env columns are success rates. *success (macro)* averages the envs; *pooled* counts every "
     "episode, with a Wilson 95% interval. *efficiency* is certificate optimum / actions taken, on "
@@ -140,8 +192,10 @@ def write_leaderboard(board: Leaderboard, out_dir: str | os.PathLike[str]) -> di
     for key, png in plots.items():
         paths[key].write_bytes(png)
     paths["markdown"].write_text(
-        "# ragen-eval leaderboard\n\n" + markdown_table(header, rows) + "\n\n" + _NOTES + "\n\n"
-        "![success per env](success_per_env.png)\n\n![success vs reasoning](success_vs_reasoning.png)\n")
+        "# ragen-eval leaderboard\n\n" + headline_table(board) + "\n\n"
+        + textwrap.fill(_HEADLINE_NOTES, HEADLINE_WIDTH - 20, break_on_hyphens=False) + "\n\n"
+        "![success per game, with 95% intervals](success_per_env.png)\n\n"
+        "![success vs reasoning](success_vs_reasoning.png)\n")
     with paths["csv"].open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(header)

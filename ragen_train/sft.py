@@ -34,7 +34,8 @@ import numpy as np
 import torch
 
 from ragen_envs.config_dicts import config_from_dict, require_ints
-from ragen_envs.config_docs import config_help, game_config_help
+from ragen_envs.config_docs import config_help, field_docs, game_config_help
+from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
 from ragen_train.loss import aggregate, token_logprobs
@@ -408,10 +409,28 @@ def _write_demo_summary(records: Sequence[dict[str, Any]], path: Path) -> None:
     path.write_text(json.dumps(summary, indent=2) + "\n")
 
 
+#: Worked examples at the end of ``ragen-train sft --help`` (a test parses each and runs the config ones).
+EXAMPLES = (
+    ("teach the tiny model the answer format on Bandit",
+     "ragen-train sft --model tiny --env bandit --mode format --episodes 512 --epochs 2 --lr 2e-3 "
+     "--out runs/sft/bandit-format"),
+    ("one model for three games, with a demonstration count per game (resolved config only)",
+     "ragen-train sft --env simple_sokoban,frozenlake,bandit --episodes 32000,8000,1000 --out runs/sft/multi "
+     "--print-config"),
+    ("every config field with its default, and the game config of Sokoban",
+     "ragen-train sft --help-config --env sokoban"),
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``ragen-train sft`` command line."""
-    p = argparse.ArgumentParser(prog="ragen-train sft", description=__doc__.split("\n\n")[0], allow_abbrev=False)
+    p = argparse.ArgumentParser(
+        prog="ragen-train sft", formatter_class=HelpFormatter, epilog=examples(EXAMPLES), allow_abbrev=False,
+        description="Supervised warm start on demonstration episodes, played through the text protocol and trained "
+                    "on exactly the tokens the policy later generates. Writes a transformers checkpoint to --out, "
+                    "with sft_config.json, sft_metrics.csv and demos_summary.json; the same command again resumes.")
     d, dd = SFTConfig(), DemoConfig()
+    docs = field_docs(SFTConfig)
     p.add_argument("--model", default=d.model, help="checkpoint directory, or 'tiny' for a fresh tiny model")
     p.add_argument("--out", default=None, help="output directory for the fine-tuned checkpoint (required)")
     p.add_argument("--env", default=dd.env,
@@ -426,18 +445,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
-                        "`ragen-eval --protocol` and `ragen-train protocol.KEY=VALUE`), or a mapping '{\"max_turns\": 3}'")
+                        "ragen-eval --protocol and ragen-train protocol.KEY=VALUE), or a mapping '{\"max_turns\": 3}'")
     p.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
                    help="game-config field, e.g. height=6, or a mapping '{\"height\": 6}'")
-    p.add_argument("--epochs", type=int, default=d.epochs)
-    p.add_argument("--batch-size", type=int, default=d.batch_size)
-    p.add_argument("--lr", type=float, default=d.lr)
-    p.add_argument("--weight-decay", type=float, default=d.weight_decay)
-    p.add_argument("--warmup-steps", type=int, default=d.warmup_steps)
-    p.add_argument("--max-seq-len", type=int, default=d.max_seq_len)
+    p.add_argument("--epochs", type=int, default=d.epochs, help=field_help(docs, "epochs"))
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help=field_help(docs, "batch_size"))
+    p.add_argument("--lr", type=float, default=d.lr, help=field_help(docs, "lr"))
+    p.add_argument("--weight-decay", type=float, default=d.weight_decay, help=field_help(docs, "weight_decay"))
+    p.add_argument("--warmup-steps", type=int, default=d.warmup_steps, help=field_help(docs, "warmup_steps"))
+    p.add_argument("--max-seq-len", type=int, default=d.max_seq_len, help=field_help(docs, "max_seq_len"))
     p.add_argument("--seed", type=int, default=d.seed, help="tiny-model init and example order")
-    p.add_argument("--tiny-hidden-size", type=int, default=d.tiny_hidden_size)
-    p.add_argument("--tiny-num-layers", type=int, default=d.tiny_num_layers)
+    p.add_argument("--tiny-hidden-size", type=int, default=d.tiny_hidden_size,
+                   help=field_help(docs, "tiny_hidden_size"))
+    p.add_argument("--tiny-num-layers", type=int, default=d.tiny_num_layers, help=field_help(docs, "tiny_num_layers"))
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false",
                    help="run every episode's whole prompt (slower; same loss)")
     p.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every,

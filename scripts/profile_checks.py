@@ -112,7 +112,7 @@ def check_train(work: Path) -> None:
     _run(ragen_train, "--help")
     _run(ragen_train, "env=bandit", "total_steps=1", "env_groups=2", "group_size=2", "max_new_tokens=16",
          "tiny_hidden_size=64", "tiny_num_layers=1", "micro_batch_size=2", "ppo_mini_batches=1",
-         "eval_every=1", "eval_episodes=2", f"output_dir={work / 'train'}", "run_name=smoke")
+         "eval_every=1", "eval_episodes=2", "--out", str(work / 'train'), "run_name=smoke")
     rows = (work / "train" / "smoke" / "metrics.jsonl").read_text().splitlines()
     if len(rows) != 1:
         sys.exit(f"FAILED: a one-step run logged {len(rows)} metric rows")

@@ -2,6 +2,7 @@
 # Install each profile the README promises into its own fresh virtualenv and smoke-test it:
 #   bare   pip install ragen-envs          games + text protocol (then the env tests, with [dev] added)
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
+#   docs   pip install "ragen-envs[docs]"  the docs site builds with warnings as errors (scripts/build_docs.sh)
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
 #   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
 #   verifiers  pip install "ragen-envs[verifiers,eval]"  vf-eval against ragen-eval serve (verifiers pins openai<3)
@@ -41,6 +42,13 @@ echo "== eval: pip install ragen-envs[eval]"
 py=$(new_venv eval)
 "$py" -m pip install -q "$wheel[eval]"
 check eval
+
+echo "== docs: pip install ragen-envs[docs]"
+py=$(new_venv docs)
+"$py" -m pip install -q "$wheel[docs]"
+# mkdocs build --strict from the checkout's docs/ and mkdocs.yml; the site goes to the temp dir
+NO_MKDOCS_2_WARNING=1 SITE_DIR="$work/site" PYTHON="$py" scripts/build_docs.sh
+test -s "$work/site/api/ragen_eval/index.html"
 
 echo "== train: pip install ragen-envs[train]"
 py=$(new_venv train)

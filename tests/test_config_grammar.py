@@ -148,7 +148,7 @@ def _run_each_command(tmp_path, capsys, item: str) -> list[str]:
     errors.append(capsys.readouterr().err.strip().splitlines()[-1].split("error: ", 1)[1])
     assert not out.exists()
     out = tmp_path / "train"
-    assert train_cli.main([f"output_dir={out}", "total_steps=1", f"protocol.{item}"]) == 2
+    assert train_cli.main(["--out", str(out), "total_steps=1", f"protocol.{item}"]) == 2
     errors.append(capsys.readouterr().err.strip().splitlines()[-1].split("error: ", 1)[1])
     assert not out.exists()
     out = tmp_path / "sft"

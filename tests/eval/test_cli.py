@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import signal
@@ -216,3 +217,62 @@ def test_killing_the_harness_also_stops_its_local_server(tmp_path):
     for pid in orphans:  # do not leave a server behind if the test fails
         os.kill(pid, signal.SIGKILL)
     assert not orphans
+
+
+def _parsers():
+    """``ragen-eval`` and each of its subcommands' parsers, by the name their help shows."""
+    from ragen_eval.cli import build_parser
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"ragen-eval": parser, **{f"ragen-eval {name}": p for name, p in subcommands.choices.items()}}
+
+
+def test_every_option_has_help_with_its_default_and_no_markup():
+    from ragen_envs.help_format import HelpFormatter
+
+    for prog, parser in _parsers().items():
+        text = parser.format_help()
+        assert "`" not in text and ":class:" not in text and ":func:" not in text, prog
+        for action in parser._actions:
+            if not action.option_strings or action.help == argparse.SUPPRESS:
+                continue
+            assert action.help, f"{prog} {action.option_strings[0]} has no help line"
+            shown = HelpFormatter(prog)._get_help_string(action)
+            if action.nargs != 0 and action.default not in (None, []):
+                assert "default" in shown.lower(), f"{prog} {action.option_strings[0]} hides its default"
+    evaluate = _parsers()["ragen-eval evaluate"].format_help()
+    for flag, default in (("--temperature", 0.5), ("--top-p", 1.0), ("--max-tokens", 400), ("--concurrency", 32),
+                          ("--split", "test")):
+        line = evaluate[evaluate.index("\n  " + flag + " ") + 3:].split("\n  -")[0]
+        assert f"(default: {default})" in " ".join(line.split()), flag
+
+
+#: Shown examples that need a model server, a checkpoint or a judge: parsed, not run.
+_NOT_RUN = ("--base-url", "vllm", "judge", "serve", "gpt-4o-mini", "path/to")
+
+
+def test_every_shown_example_parses_and_the_cheap_ones_run(tmp_path, monkeypatch, capsys):
+    import shlex
+
+    from ragen_envs.help_format import shown_examples
+    from ragen_eval.cli import SUBCOMMANDS, build_parser
+
+    helps = {prog: parser.format_help() for prog, parser in _parsers().items()}
+    assert all("examples:" in text for text in helps.values())
+    # in subcommand order: evaluate makes the runs that show, compare and leaderboard read
+    commands = list(dict.fromkeys(c for prog in [f"ragen-eval {s}" for s in SUBCOMMANDS] + ["ragen-eval"]
+                                  for c in shown_examples(helps[prog], "ragen-eval")))
+    assert len(commands) >= 15
+    monkeypatch.chdir(tmp_path)
+    ran = []
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        build_parser().parse_args(argv if argv[0] in SUBCOMMANDS else ["evaluate", *argv])
+        if not any(marker in command for marker in _NOT_RUN):
+            assert main([*argv, "--no-progress"] if "--model" in argv and "--print-config" not in argv
+                        else argv) == 0, command
+            ran.append(argv[0])
+    capsys.readouterr()
+    assert {"--model", "--help-config", "show", "compare", "merge", "leaderboard", "ls"} <= set(ran)
+    assert (tmp_path / "runs" / "oracle-merged" / "summary.json").is_file()

@@ -13,7 +13,7 @@ import pytest
 
 from ragen_eval.cli import evaluate, main, play_baselines
 from ragen_eval.config import EvalConfig
-from ragen_eval.leaderboard import build_leaderboard
+from ragen_eval.leaderboard import HEADLINE_WIDTH, build_leaderboard, headline_table, load_leaderboard
 from ragen_eval.summary import summary_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,6 +93,55 @@ def test_generate_script_rebuilds_the_committed_leaderboard_layout(tmp_path):
                                                                              "oracle__builtin__test",
                                                                              "random__builtin__test"]
     board = (tmp_path / "out" / "leaderboard.md").read_text()
-    assert "| default " in board and "| hf " in board  # the embedded model is ranked with the baselines
+    assert "| default (hf) " in board  # the embedded model is ranked with the baselines
     summary = json.loads((tmp_path / "out" / "runs" / "oracle__builtin__test" / "summary.json").read_text())
     assert summary["envs"] == ["sokoban", "frozenlake", "bandit"] and summary["episodes_done"] == 12
+
+
+def _table_lines(markdown: str) -> list[str]:
+    return [line for line in markdown.splitlines() if line.startswith("|")]
+
+
+def test_the_committed_headline_fits_120_columns_and_matches_the_full_table():
+    committed = REPO / "leaderboards"
+    lines = _table_lines((committed / "leaderboard.md").read_text())
+    assert len(lines) == 2 + 3 and max(map(len, lines)) <= HEADLINE_WIDTH == 120
+    full = {row["model"]: row for row in csv.DictReader((committed / "leaderboard.csv").open())}
+    data = json.loads((committed / "leaderboard.json").read_text())
+    for line, row in zip(lines[2:], data["rows"]):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        assert cells[0] == f"{row['model']} ({row['backend']})"
+        for env, cell in zip(data["envs"], cells[1:]):
+            low, high = row["per_env_ci95"][env]
+            assert cell == f"{row['per_env'][env]:.2f} [{low:.2f},{high:.2f}]"
+            assert float(full[row["model"]][env]) == pytest.approx(row["per_env"][env], abs=5e-4)
+        assert cells[4] == full[row["model"]]["format err"]
+    # the committed files are what the script writes from the committed figures
+    assert headline_table(load_leaderboard(committed / "leaderboard.json")) == "\n".join(lines)
+
+
+def test_a_wide_leaderboard_shortens_names_then_leaves_games_out(tmp_path):
+    board = load_leaderboard(REPO / "leaderboards" / "leaderboard.json")
+    board.rows[0]["model"] = "organisation/a-very-long-model-name-that-goes-on-" + "x" * 40
+    table = headline_table(board)
+    assert max(map(len, table.splitlines())) <= 120 and "(not shown" not in table
+    assert _table_lines(table)[2].startswith("| …") and "x (builtin)" in table
+    envs = ["sokoban", "frozenlake", "bandit", "simple_sokoban", "large_frozenlake", "bandit_hard"]
+    for row in board.rows:
+        for env in envs[3:]:
+            row["per_env"][env], row["per_env_ci95"][env] = 0.5, [0.4, 0.6]
+    board.envs = envs
+    table = headline_table(board)
+    assert max(map(len, table.splitlines())) <= 120
+    assert table.endswith("(not shown: simple_sokoban, large_frozenlake, bandit_hard; see leaderboard.csv)")
+
+
+def test_rewrite_rebuilds_the_tables_from_leaderboard_json_alone(tmp_path):
+    out = tmp_path / "lb"
+    out.mkdir()
+    (out / "leaderboard.json").write_bytes((REPO / "leaderboards" / "leaderboard.json").read_bytes())
+    subprocess.run([sys.executable, str(REPO / "leaderboards" / "generate.py"), "--rewrite", "--out", str(out)],
+                   check=True, capture_output=True, cwd=tmp_path)
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.json"):
+        assert (out / name).read_text() == (REPO / "leaderboards" / name).read_text(), name
+    assert not (tmp_path / "runs").exists()  # played nothing

@@ -48,7 +48,7 @@ def test_sft_subcommand_goes_to_ragen_train_sft(capsys):
     ("protocol.max_turns=0", "protocol: max_turns must be a positive integer"),
 ])
 def test_bad_game_settings_fail_before_any_run_directory(override, named, capsys, tmp_path):
-    assert main([f"output_dir={tmp_path}", "total_steps=1", override]) == 2
+    assert main(["--out", str(tmp_path), "total_steps=1", override]) == 2
     err = capsys.readouterr().err.strip()
     assert named in err and err.startswith("ragen-train: error:") and len(err.splitlines()) == 1
     assert list(tmp_path.iterdir()) == []
@@ -78,3 +78,59 @@ def test_without_the_train_extra_every_command_says_what_to_install(argv, capsys
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "torch" in err and "install ragen-envs[train]" in err
+
+
+def _parsers():
+    from ragen_train import cli, sft
+
+    return {"ragen-train": cli.build_parser(), "ragen-train sft": sft.build_parser()}
+
+
+def test_every_option_has_help_with_its_default_and_no_markup():
+    from ragen_envs.help_format import HelpFormatter
+
+    for prog, parser in _parsers().items():
+        text = parser.format_help()
+        assert "`" not in text and ":class:" not in text and "examples:" in text, prog
+        for action in parser._actions:
+            if not action.option_strings:
+                continue
+            assert action.help, f"{prog} {action.option_strings[0]} has no help line"
+            if action.nargs != 0 and action.default not in (None, []):
+                shown = HelpFormatter(prog)._get_help_string(action) % vars(action)
+                assert "default" in shown.lower(), f"{prog} {action.option_strings[0]} hides its default"
+
+
+def test_every_shown_example_parses_and_the_config_ones_run(capsys, monkeypatch):
+    import shlex
+    from pathlib import Path
+
+    from ragen_envs.help_format import shown_examples
+
+    parsers = _parsers()
+    commands = [c for prog, parser in parsers.items() for c in shown_examples(parser.format_help(), prog)]
+    assert len(commands) >= 7
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])  # the examples name configs/ of the repository
+    ran = 0
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        if argv[0] == "sft":
+            parsers["ragen-train sft"].parse_args(argv[1:])
+        else:
+            parsers["ragen-train"].parse_args(argv)
+        if "--print-config" in argv or "--help-config" in argv:
+            assert main(argv) == 0, command
+            ran += 1
+    assert ran >= 4
+    assert "runs/sft/multi" in capsys.readouterr().out
+
+
+def test_out_names_the_output_directory_and_output_dir_still_works(capsys, tmp_path):
+    assert main(["--out", "2024", "--print-config"]) == 0  # a bare number stays a directory name
+    out, err = capsys.readouterr()
+    assert yaml.safe_load(out)["output_dir"] == "2024" and err == ""
+    assert main([f"output_dir={tmp_path}", "--print-config"]) == 0
+    out, err = capsys.readouterr()
+    assert yaml.safe_load(out)["output_dir"] == str(tmp_path) and "deprecated; use --out" in err
+    assert main(["--out", "a", "output_dir=b", "--print-config"]) == 2
+    assert "give only --out" in capsys.readouterr().err

@@ -44,7 +44,7 @@ def test_a_second_run_on_a_locked_directory_stops_at_once(tmp_path, capsys):
     args = [f"output_dir={tmp_path}", *TINY_RUN, "total_steps=1"]
     holder = _hold_lock(args)
     try:
-        assert main(args) == 2
+        assert main(["--out", str(tmp_path), *args[1:]]) == 2
         err = capsys.readouterr().err.strip()
         assert "in use by another ragen-train process" in err and len(err.splitlines()) == 1
         run = run_dir_path(load_config(None, args))
@@ -69,7 +69,7 @@ def test_a_changed_config_is_refused_and_config_yaml_kept(tmp_path, capsys):
     with open_run_dir(load_config(None, first), DistInfo()) as run:
         pass
     written = (run / "config.yaml").read_text()
-    assert main([*first, "actor_lr=2e-3", "group_size=4"]) == 2
+    assert main(["--out", str(tmp_path), *first[1:], "actor_lr=2e-3", "group_size=4"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert "actor_lr: 0.001 -> 0.002" in err and "group_size: 2 -> 4" in err and "allow_config_change=true" in err
@@ -123,7 +123,8 @@ def test_a_damaged_middle_line_is_the_one_line_exit_2_of_ragen_eval(tmp_path, ca
     with pytest.raises(ValueError) as raised:  # what ragen-eval says of a damaged episodes.jsonl
         read_jsonl(path)
     assert str(raised.value) == message
-    assert main(args) == 2  # refused when the directory is opened, before any model is loaded
+    # refused when the directory is opened, before any model is loaded
+    assert main(["--out", str(tmp_path), *args[1:]]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [f"ragen-train: error: {message}"]
     assert sorted(p.name for p in run.iterdir()) == [".lock", "config.yaml", "metrics.jsonl"]
 
@@ -131,7 +132,7 @@ def test_a_damaged_middle_line_is_the_one_line_exit_2_of_ragen_eval(tmp_path, ca
 @pytest.mark.parametrize("name", ["../../escaped", "/tmp/elsewhere", "a/b", ".", ".."])
 def test_run_name_is_a_name_not_a_path(tmp_path, capsys, name):
     out = tmp_path / "deep" / "runs"
-    assert main([f"output_dir={out}", f"run_name={name}", *TINY_RUN, "total_steps=1"]) == 2
+    assert main(["--out", str(out), f"run_name={name}", *TINY_RUN, "total_steps=1"]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         f"ragen-train: error: run_name takes a directory name, not a path: {name!r} (use output_dir to choose the "
         "parent directory)"]
