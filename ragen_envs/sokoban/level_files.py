@@ -10,11 +10,12 @@ than :data:`MAX_SET_BYTES` in memory is refused before any level is parsed or so
 ``levels_limit`` that fits.
 
 Certificates are cached in a JSON file keyed by the level file's SHA-256, written next to the file
-(``000.txt.certificates.json``) or, where that directory is
+(``000.txt.certificates.json``, with the level file's permission bits) or, where that directory is
 read-only, in the user's cache directory; where neither can be written there is simply no cache (a
 caller that must not write beside the files, such as a server, names its own ``cache_dir``). A
-cached certificate is replayed before it is trusted, so a stale or edited cache cannot hand out a
-wrong solution.
+cache records the solver's version and a digest of its own content: a cache that was edited, or
+written by another solver version or format, is ignored and its levels are solved again. A cached
+certificate is also replayed before it is trusted, so a cache cannot hand out a non-solution.
 
 Reading a file: a line holding a ``#`` is a row of a level (standard notation: ``#`` wall, ``@``
 player, ``+`` player on goal, ``$`` box, ``*`` box on goal, ``.`` goal, space, ``-`` or ``_`` floor);
@@ -29,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -41,7 +43,7 @@ from ragen_envs.progress import Progress
 from ragen_envs.sokoban.level import SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.room import action_offsets
-from ragen_envs.sokoban.solver import SolveStatus, solve
+from ragen_envs.sokoban.solver import SOLVER_VERSION, SolveStatus, solve
 
 #: File name endings read from a level directory.
 LEVEL_FILE_SUFFIXES: tuple[str, ...] = (".txt", ".xsb", ".sok")
@@ -58,9 +60,9 @@ _LEVEL_BYTES = 1_500
 _CELL_BYTES = 80
 #: Longest line read from a level file; no line is read whole, and a longer one is refused.
 MAX_LINE_CHARS = 65_536
-_CACHE_FORMAT = "ragen-sokoban-certificates-v1"
+_CACHE_FORMAT = "ragen-sokoban-certificates-v2"
 # Keys of a cache file that are not an export's ``about``.
-_CACHE_KEYS = ("format", "file_sha256", "levels")
+_CACHE_KEYS = ("format", "file_sha256", "solver", "levels", "digest")
 # While a long load solves, a file's cache is written at least this often, so an interrupted load
 # keeps most of its work.
 _SAVE_EVERY_S = 60.0
@@ -405,12 +407,15 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
                        about: dict[str, Any] | None = None, *, cache_dir: str | os.PathLike[str] | None = None
                        ) -> Path | None:
     """Store certificates (level number -> certificate) for the file with hash ``sha256`` in the first
-    of :func:`cache_paths` that can be written; None when none could. ``about`` (e.g. the preset and
-    seeds an export came from) is stored alongside."""
+    of :func:`cache_paths` that can be written, with the level file's permission bits; None when none
+    could. ``about`` (e.g. the preset and seeds an export came from) is stored alongside. The file
+    records :data:`~ragen_envs.sokoban.solver.SOLVER_VERSION` and a digest of its content."""
     about = {k: v for k, v in (about or {}).items() if k not in _CACHE_KEYS}
-    payload: dict[str, Any] = {"format": _CACHE_FORMAT, "file_sha256": sha256, **about,
+    payload: dict[str, Any] = {"format": _CACHE_FORMAT, "file_sha256": sha256, "solver": SOLVER_VERSION, **about,
                                "levels": {str(n): c.to_dict() for n, c in sorted(certificates.items())}}
+    payload["digest"] = _cache_digest(payload)
     text = json.dumps(payload, indent=1) + "\n"
+    mode = _cache_mode(Path(file))
     for target in cache_paths(file, sha256, cache_dir):
         tmp = None
         try:
@@ -419,6 +424,7 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            os.chmod(tmp, mode)  # mkstemp makes 0600: whoever may read the levels may read their solutions
             os.replace(tmp, target)
             return target
         except OSError:
@@ -427,14 +433,30 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
     return None
 
 
+def _cache_mode(file: Path) -> int:
+    """The level file's read and write bits (never execute), always readable and writable by the owner."""
+    try:
+        return stat.S_IMODE(file.stat().st_mode) & 0o666 | 0o600
+    except OSError:
+        return 0o600
+
+
+def _cache_digest(payload: dict[str, Any]) -> str:
+    """SHA-256 of a cache's content (format, file hash, solver version, about, levels), digest left out."""
+    content = {k: v for k, v in payload.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
 def _read_cache(file: Path, sha256: str, cache_dir: Path | None = None
                 ) -> tuple[dict[int, SokobanCertificate], dict[str, Any]]:
-    """Cached certificates for this exact file content, with the cache's ``about`` (a cache for other
-    content is ignored)."""
+    """Cached certificates for this exact file content, with the cache's ``about``. A cache for other
+    content, of another format or solver version, or whose digest does not match its content (it
+    was edited) is ignored."""
     for source in cache_paths(file, sha256, cache_dir):
         try:
             payload: Any = json.loads(source.read_text(encoding="utf-8"))
-            if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256:
+            if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256 \
+                    or payload.get("solver") != SOLVER_VERSION or payload.get("digest") != _cache_digest(payload):
                 continue
             levels = {int(n): SokobanCertificate.from_dict(c) for n, c in payload["levels"].items()}
             return levels, {k: v for k, v in payload.items() if k not in _CACHE_KEYS}

@@ -326,6 +326,55 @@ def test_certifying_reports_progress_on_stderr_and_a_cached_set_prints_nothing(t
     assert capsys.readouterr().err == ""
 
 
+def _lengthened(level, actions: list[int], extra_pairs: int) -> list[int]:
+    """``actions`` after ``extra_pairs`` steps to a free neighbour and back: still a solution, longer."""
+    walls, boxes, (r, c) = level.walls, set(level.boxes), level.player
+    steps = {0: (-1, 0, 1), 1: (1, 0, 0), 2: (0, -1, 3), 3: (0, 1, 2)}  # action -> (dr, dc, opposite)
+    for action, (dr, dc, back) in steps.items():
+        if (r + dr, c + dc) not in walls and (r + dr, c + dc) not in boxes:
+            return [action, back] * extra_pairs + actions
+    raise AssertionError("the player has no free neighbour")
+
+
+def test_an_edited_or_foreign_cache_is_solved_again(tmp_path, monkeypatch):
+    levels = _levels(BOXOBAN, 2)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    good = load_level_set(path)
+    optimum = good.entries[1].level.certificate
+    original = json.loads(certificates_path(path).read_text())
+    # A hand edit: level 1's solution still solves it but is 12x longer than the optimum.
+    edited = json.loads(json.dumps(original))
+    edited["levels"]["1"]["actions"] = _lengthened(levels[1], list(optimum.solution), 11 * optimum.moves // 2 + 1)
+    edited["levels"]["1"]["moves"] = len(edited["levels"]["1"]["actions"])
+    edited["levels"]["1"].pop("solution")
+    assert len(edited["levels"]["1"]["actions"]) >= 12 * optimum.moves
+    foreign = {**original, "solver": "another-solver-2"}
+    for cache in (edited, foreign, {**original, "format": "ragen-sokoban-certificates-v1"}):
+        certificates_path(path).write_text(json.dumps(cache))
+        monkeypatch.setattr(level_files, "_loaded", {})
+        with monkeypatch.context() as m:
+            _no_solver(m)
+            with pytest.raises(AssertionError, match="the solver ran"):
+                load_level_set(path)
+        assert load_level_set(path).entries[1].level.certificate == optimum
+        assert json.loads(certificates_path(path).read_text()) == original  # rewritten as it was
+
+
+def test_the_cache_takes_the_level_file_s_permissions(tmp_path, monkeypatch):
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(SMALL, 2)))
+    for mode in (0o644, 0o640, 0o600, 0o444):
+        path.chmod(mode)
+        certificates_path(path).unlink(missing_ok=True)
+        monkeypatch.setattr(level_files, "_loaded", {})
+        load_level_set(path)
+        assert certificates_path(path).stat().st_mode & 0o777 == mode | 0o600
+    cache_dir = tmp_path / "server_cache"
+    monkeypatch.setattr(level_files, "_loaded", {})
+    path.chmod(0o644)
+    level_set = load_level_set(path, cache_dir=cache_dir)
+    assert (cache_dir / f"{level_set.sha256}.json").stat().st_mode & 0o777 == 0o644
+
+
 def test_a_long_load_keeps_what_it_solved_when_a_later_level_fails(tmp_path, monkeypatch):
     monkeypatch.setattr(level_files, "_SAVE_EVERY_S", 0.0)
     text = format_boxoban(_levels(SMALL, 2)) + "; 2\n#####\n#$@.#\n#####\n"
