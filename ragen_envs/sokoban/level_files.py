@@ -216,26 +216,27 @@ def load_level_set(path: str | os.PathLike[str], limit: int | None = None, *, ca
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise LevelFileError(f"levels_limit must be a positive int or None, got {limit!r}")
     files = level_files(path)
+    stamps = {file: _stamp(file) for file in files}
     digest = level_set_digest(path)
     key = (str(Path(path).expanduser().resolve()), digest, limit)
     with _load_lock:  # the envs of one run are built from many threads; certify each set once
         if key not in _loaded:
-            _loaded[key] = _load(key[0], digest, files, limit, cache=cache, progress=progress,
+            _loaded[key] = _load(key[0], digest, stamps, limit, cache=cache, progress=progress,
                                  cache_dir=None if cache_dir is None else Path(cache_dir).expanduser())
             while len(_loaded) > MAX_SETS_KEPT:
                 _loaded.pop(next(iter(_loaded)))
         return _loaded[key]
 
 
-def _load(path: str, digest: str, files: list[Path], limit: int | None, *, cache: bool, progress: bool,
-          cache_dir: Path | None) -> LevelSet:
+def _load(path: str, digest: str, stamps: dict[Path, tuple[int, int]], limit: int | None, *, cache: bool,
+          progress: bool, cache_dir: Path | None) -> LevelSet:
+    files = list(stamps)
     _check_size(path, files, limit)
-    stamps = {file: _stamp(file) for file in files}
     parsed: dict[Path, list[_ParsedLevel]] = {}
     for file, block in _set_blocks(files, limit):
         parsed.setdefault(file, []).append(block.parse(str(file)))
     for file in parsed:
-        # The file was hashed before it was read: a change in between would key the cache wrongly.
+        # The set was hashed before it was read: a change in between would record and cache it wrongly.
         if _stamp(file) != stamps[file]:
             raise LevelFileError(f"{file}: changed while it was being read; load the set again")
     certificates = _certify(parsed, Path(path).name, cache=cache, cache_dir=cache_dir, progress=progress)

@@ -390,3 +390,18 @@ def test_export_reports_its_progress_on_stderr(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "exporting simple_sokoban (test split): 0/5 levels"
     assert err[-1].startswith("exporting simple_sokoban (test split): 5/5 levels in 0:0") and "levels/s" in err[-1]
+
+
+def test_a_file_that_changes_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(SMALL, 2)))
+    check_size = level_files._check_size
+
+    def then_change_the_file(*args):
+        check_size(*args)
+        with path.open("a", encoding="utf-8") as fh:  # after the set was hashed, before it is parsed
+            fh.write(format_boxoban(_levels(SMALL, 1, first_seed=5)))
+
+    monkeypatch.setattr(level_files, "_check_size", then_change_the_file)
+    with pytest.raises(LevelFileError, match="set.txt: changed while it was being read; load the set again"):
+        load_level_set(path)
+    assert not certificates_path(path).exists()
