@@ -7,7 +7,7 @@ API::
     LevelSplitter(env, env_config=None)          # one env instance, reused for many seeds
         .split_of(seed) -> str | None            # split of the seed's level; None: shared by every split
         .belongs(split, seed) -> bool            # seed lies in the split's range and its level in the split
-        .seeds(split, n, start=0) -> list[int]   # what split_seeds returns
+        .seeds(split, n, start=0, *, kept=None)  # what split_seeds returns; kept(seed) on each found
     level_split(key: bytes | None) -> str | None # split of a level key (``TextGame.level_key()``)
     seed_range_split(seed) -> str                # which split's seed range holds ``seed``
 
@@ -31,7 +31,7 @@ Everything here is a pure function of its arguments; nothing is cached between c
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 #: First seed of each split's range. Ranges are 10**8 wide, far more than any run draws.
@@ -107,8 +107,9 @@ class LevelSplitter:
             return False
         return self.split_of(seed) in (split, None)
 
-    def seeds(self, split: str, n: int, start: int = 0) -> list[int]:
-        """The first ``n`` seeds of ``split`` at or after index ``start`` of its range."""
+    def seeds(self, split: str, n: int, start: int = 0, *, kept: Callable[[int], None] | None = None) -> list[int]:
+        """The first ``n`` seeds of ``split`` at or after index ``start`` of its range; ``kept`` is called
+        with each seed as it is found (a long walk's progress)."""
         _check_split(split)
         if n < 0 or start < 0 or start >= SPLIT_SIZE:
             raise ValueError(f"split {split!r} walks seed indices 0..{SPLIT_SIZE - 1}; asked for {n} from {start}")
@@ -116,7 +117,10 @@ class LevelSplitter:
         if self.shared:
             if start + n > SPLIT_SIZE:
                 raise ValueError(f"split {split!r} holds seed indices 0..{SPLIT_SIZE - 1}; asked for {start}..{start + n - 1}")
-            return list(range(base + start, base + start + n))
+            shared = list(range(base + start, base + start + n))
+            for seed in shared if kept is not None else ():
+                kept(seed)
+            return shared
         limit = min(SPLIT_SIZE, start + max(_MIN_WALK, MAX_WALK_PER_SEED * n))
         found: list[int] = []
         index = start
@@ -128,6 +132,8 @@ class LevelSplitter:
                 )
             if self.split_of(base + index) in (split, None):
                 found.append(base + index)
+                if kept is not None:
+                    kept(base + index)
             index += 1
         return found
 

@@ -207,26 +207,32 @@ def _check_key_options(args: argparse.Namespace, key_flag: str, key: str | None,
 def config_from_args(args: argparse.Namespace) -> EvalConfig:
     """An :class:`EvalConfig` from parsed ``evaluate`` arguments; any bad value is a ``ValueError``."""
     _check_key_options(args, "--api-key", args.api_key, "--api-key-env", args.api_key_env)
-    episodes = args.episodes
+    episodes, levels_limit = args.episodes, args.levels_limit
     if args.levels is not None:
         if args.env is not None:
             raise ValueError("--levels plays its level set instead of --env presets; give one of the two")
         if episodes is None:
-            episodes = count_levels(args.levels, args.levels_limit) - args.seed_start
+            episodes = count_levels(args.levels, levels_limit) - args.seed_start
+        elif levels_limit is None and args.seed_start + episodes >= 1:
+            # Certify the levels the run plays (and those before --seed-start), not the whole set.
+            played = args.seed_start + episodes
+            if count_levels(args.levels, played) == played:
+                levels_limit = played
     try:
-        return _eval_config(args, episodes)
+        return _eval_config(args, episodes, levels_limit)
     except TypeError as err:  # a value of the wrong type for its field: bad input, like any other
         raise ValueError(str(err)) from None
 
 
-def _eval_config(args: argparse.Namespace, episodes: int | None) -> EvalConfig:
-    """The :class:`EvalConfig` the arguments describe (``episodes``: the count resolved for ``--levels``)."""
+def _eval_config(args: argparse.Namespace, episodes: int | None, levels_limit: int | None) -> EvalConfig:
+    """The :class:`EvalConfig` the arguments describe (``episodes`` and ``levels_limit``: as resolved for
+    ``--levels``)."""
     return EvalConfig(
         model=args.model, backend=args.backend, base_urls=list(args.base_urls), api_key_env=args.api_key_env,
         model_args=parse_flag(args.model_args, "--model-args"),
         envs=args.env if args.env is not None else list(DEFAULT_ENVS),
         episodes=episodes if episodes is not None else EvalConfig.episodes, split=args.split,
-        seed_start=args.seed_start, levels=args.levels, levels_limit=args.levels_limit,
+        seed_start=args.seed_start, levels=args.levels, levels_limit=levels_limit,
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                                 seed=args.sampling_seed),
         protocol=parse_flag(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),

@@ -18,10 +18,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragen_envs.progress import Progress
 from ragen_envs.registration import get_preset, make
 from ragen_envs.sokoban.level_files import write_certificates
 from ragen_envs.sokoban.notation import format_boxoban
-from ragen_envs.splits import SPLIT_OFFSETS, split_seeds
+from ragen_envs.splits import SPLIT_OFFSETS, LevelSplitter
 
 
 def export(preset: str, n: int, out: str | Path, split: str = "test", start: int = 0) -> Path:
@@ -32,12 +33,18 @@ def export(preset: str, n: int, out: str | Path, split: str = "test", start: int
         raise ValueError(f"--preset {preset}: not a Sokoban preset")
     if n < 1:
         raise ValueError(f"--n must be >= 1, got {n}")
-    seeds = split_seeds(split, n, start, env=spec.name)
     env = make(spec.name).unwrapped
     levels = []
-    for seed in seeds:  # the level reset(seed=s) starts, exactly as an evaluation on this split plays it
+
+    def keep(seed: int) -> None:  # the level reset(seed=s) starts, exactly as an evaluation on this split plays it
         env.reset(seed=seed)
         levels.append(env.level)
+        bar.advance()
+
+    # Finding a split's seeds generates about ten levels per seed kept (LevelSplitter): minutes for
+    # a thousand Boxoban levels, so the walk reports its progress.
+    with Progress(f"exporting {spec.name} ({split} split)", n, "levels") as bar:
+        seeds = LevelSplitter(spec.name).seeds(split, n, start, kept=keep)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     data = format_boxoban(levels).encode("utf-8")

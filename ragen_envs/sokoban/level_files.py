@@ -2,12 +2,20 @@
 
 A level set is a file, or a directory of such files (``*.txt``, ``*.xsb``, ``*.sok``, in name order),
 read as one list of levels. Every level leaves here with a certificate, exactly as a generated one:
-levels are solved on load, and the certificates are cached in a JSON file keyed by the level file's
-SHA-256, written next to the file (``000.txt.certificates.json``) or, where that directory is
+levels are solved on load, with a progress line on stderr (levels solved, rate, time left).
+
+Reading is lazy: files are read a line at a time and only up to the levels asked for (``limit``), so
+memory follows the levels loaded, not the size of the file. A set whose levels would take more
+than :data:`MAX_SET_BYTES` in memory is refused before any level is parsed or solved, naming the
+``levels_limit`` that fits.
+
+Certificates are cached in a JSON file keyed by the level file's SHA-256, written next to the file
+(``000.txt.certificates.json``, with the level file's permission bits) or, where that directory is
 read-only, in the user's cache directory; where neither can be written there is simply no cache (a
 caller that must not write beside the files, such as a server, names its own ``cache_dir``). A
-cached certificate is replayed before it is trusted, so a stale or edited cache cannot hand out a
-wrong solution.
+cache records the solver's version and a digest of its own content: a cache that was edited, or
+written by another solver version or format, is ignored and its levels are solved again. A cached
+certificate is also replayed before it is trusted, so a cache cannot hand out a non-solution.
 
 Reading a file: a line holding a ``#`` is a row of a level (standard notation: ``#`` wall, ``@``
 player, ``+`` player on goal, ``$`` box, ``*`` box on goal, ``.`` goal, space, ``-`` or ``_`` floor);
@@ -22,17 +30,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragen_envs.progress import Progress
 from ragen_envs.sokoban.level import SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.room import action_offsets
-from ragen_envs.sokoban.solver import SolveStatus, solve
+from ragen_envs.sokoban.solver import SOLVER_VERSION, SolveStatus, solve
 
 #: File name endings read from a level directory.
 LEVEL_FILE_SUFFIXES: tuple[str, ...] = (".txt", ".xsb", ".sok")
@@ -40,7 +51,21 @@ LEVEL_FILE_SUFFIXES: tuple[str, ...] = (".txt", ".xsb", ".sok")
 CERTIFICATES_SUFFIX = ".certificates.json"
 #: States the solver may expand per level before the level is refused as too hard to certify.
 SOLVER_MAX_NODES = 2_000_000
-_CACHE_FORMAT = "ragen-sokoban-certificates-v1"
+#: Memory a loaded level set may take (by :meth:`_Block.estimated_bytes`); a larger one is refused,
+#: naming the ``levels_limit`` that fits.
+MAX_SET_BYTES = 256 * 2**20
+# A loaded, certified level takes about this much memory, plus this much per cell of its grid
+# (tracemalloc over generated levels: 5.0 KB at 7x7, 9.6 KB at 10x10, 21.6 KB at 16x16).
+_LEVEL_BYTES = 1_500
+_CELL_BYTES = 80
+#: Longest line read from a level file; no line is read whole, and a longer one is refused.
+MAX_LINE_CHARS = 65_536
+_CACHE_FORMAT = "ragen-sokoban-certificates-v2"
+# Keys of a cache file that are not an export's ``about``.
+_CACHE_KEYS = ("format", "file_sha256", "solver", "levels", "digest")
+# While a long load solves, a file's cache is written at least this often, so an interrupted load
+# keeps most of its work.
+_SAVE_EVERY_S = 60.0
 #: Level sets kept in memory per process (the most recently loaded ones).
 MAX_SETS_KEPT = 8
 _load_lock = threading.Lock()
@@ -98,6 +123,27 @@ class LevelSet:
 
 
 @dataclass(frozen=True)
+class _Block:
+    """The rows of one level as they stand in its file, not parsed yet."""
+
+    number: int  # 0-based position in its file
+    line: int  # 1-based line of its first row
+    rows: tuple[str, ...]
+
+    def estimated_bytes(self) -> int:
+        """Memory the level will take once parsed and certified (see ``_CELL_BYTES``)."""
+        return _LEVEL_BYTES + _CELL_BYTES * len(self.rows) * max(len(row) for row in self.rows)
+
+    def parse(self, name: str) -> _ParsedLevel:
+        """The level these rows draw; LevelFileError naming ``name``, the level and its line if malformed."""
+        try:
+            level = parse_level("\n".join(self.rows))
+        except ValueError as err:
+            raise LevelFileError(f"{name}: level {self.number} (line {self.line}): {err}") from None
+        return _ParsedLevel(level, self.number, self.line)
+
+
+@dataclass(frozen=True)
 class _ParsedLevel:
     level: SokobanLevel
     number: int
@@ -123,129 +169,185 @@ def level_set_digest(path: str | os.PathLike[str]) -> str:
     if len(files) == 1 and Path(path).expanduser().is_file():
         return _file_sha256(files[0])
     listing = "".join(f"{f.name}\t{_file_sha256(f)}\n" for f in files)
-    return _sha256(listing.encode())
+    return hashlib.sha256(listing.encode()).hexdigest()
 
 
 def _file_sha256(file: Path) -> str:
     # Every env of an evaluation checks its set's hash, and a Boxoban folder is 90 MB: a file is hashed
-    # again only when its size or modification time changed.
-    stat = file.stat()
-    key = (str(file.resolve()), stat.st_size, stat.st_mtime_ns)
+    # again only when its size or modification time changed, and always in chunks, never read whole.
+    key = (str(file.resolve()), *_stamp(file))
     with _digest_lock:
         if key not in _digests:
-            _digests[key] = _sha256(file.read_bytes())
+            with file.open("rb") as fh:
+                _digests[key] = hashlib.file_digest(fh, "sha256").hexdigest()
         return _digests[key]
 
 
+def _stamp(file: Path) -> tuple[int, int]:
+    stat_result = file.stat()
+    return stat_result.st_size, stat_result.st_mtime_ns
+
+
 def count_levels(path: str | os.PathLike[str], limit: int | None = None) -> int:
-    """How many levels a file or directory holds (at most ``limit``), read without solving any."""
-    total = 0
-    for file in level_files(path):
-        if limit is not None and total >= limit:
-            break
-        total += len(_parse(file.read_text(encoding="utf-8", errors="replace"), str(file)))
-    return total if limit is None else min(total, limit)
+    """How many levels a file or directory holds (at most ``limit``), read lazily without parsing any."""
+    return sum(1 for _ in _set_blocks(level_files(path), limit))
 
 
 def parse_level_file(text: str, name: str = "<text>") -> list[SokobanLevel]:
     """Every level of a level file's text, in order, without certificates (see the module docstring)."""
-    return [p.level for p in _parse(text, name)]
+    levels = [block.parse(name).level for block in _blocks(text.splitlines())]
+    if not levels:
+        raise LevelFileError(_no_levels(name))
+    return levels
 
 
 def load_level_set(path: str | os.PathLike[str], limit: int | None = None, *, cache: bool = True,
-                   cache_dir: str | os.PathLike[str] | None = None) -> LevelSet:
+                   cache_dir: str | os.PathLike[str] | None = None, progress: bool = True) -> LevelSet:
     """Read and certify the first ``limit`` levels (None: all) of a file or directory.
 
-    ``cache_dir``: where certificate caches are read and written (``<sha256>.json`` by each file's
-    content hash) instead of beside the level file or in the user cache; a server passes its own
-    directory so that it never writes next to the files it serves.
-
     Raises :class:`LevelFileError` naming the file and level for a malformed level, one without a
-    solution, or one the solver could not finish. Loaded sets are kept for the life of the process
-    (keyed by path, content hash and limit), so the many envs of an evaluation read a set once.
+    solution, or one the solver could not finish, and, before reading any level, for a set over
+    :data:`MAX_SET_BYTES` (naming the ``limit`` that fits). ``cache_dir``: where certificate caches
+    are read and written (``<sha256>.json`` by each file's content hash) instead of beside the level
+    file or in the user cache; a server passes its own directory so that it never writes next to the
+    files it serves. ``progress``: report solving on stderr. Loaded sets are kept for the life of the
+    process (keyed by path, content hash and limit), so the many envs of an evaluation read a set once.
     """
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
         raise LevelFileError(f"levels_limit must be a positive int or None, got {limit!r}")
     files = level_files(path)
+    stamps = {file: _stamp(file) for file in files}
     digest = level_set_digest(path)
     key = (str(Path(path).expanduser().resolve()), digest, limit)
     with _load_lock:  # the envs of one run are built from many threads; certify each set once
         if key not in _loaded:
-            _loaded[key] = _load(key[0], digest, files, limit, cache,
-                                 None if cache_dir is None else Path(cache_dir).expanduser())
+            _loaded[key] = _load(key[0], digest, stamps, limit, cache=cache, progress=progress,
+                                 cache_dir=None if cache_dir is None else Path(cache_dir).expanduser())
             while len(_loaded) > MAX_SETS_KEPT:
                 _loaded.pop(next(iter(_loaded)))
         return _loaded[key]
 
 
-def _load(path: str, digest: str, files: list[Path], limit: int | None, cache: bool,
-          cache_dir: Path | None) -> LevelSet:
-    entries: list[LevelEntry] = []
+def _load(path: str, digest: str, stamps: dict[Path, tuple[int, int]], limit: int | None, *, cache: bool,
+          progress: bool, cache_dir: Path | None) -> LevelSet:
+    files = list(stamps)
+    _check_size(path, files, limit)
+    parsed: dict[Path, list[_ParsedLevel]] = {}
+    for file, block in _set_blocks(files, limit):
+        parsed.setdefault(file, []).append(block.parse(str(file)))
+    for file in parsed:
+        # The set was hashed before it was read: a change in between would record and cache it wrongly.
+        if _stamp(file) != stamps[file]:
+            raise LevelFileError(f"{file}: changed while it was being read; load the set again")
+    certificates = _certify(parsed, Path(path).name, cache=cache, cache_dir=cache_dir, progress=progress)
+    entries = tuple(LevelEntry(p.level.with_certificate(certificates[file][p.number]), file.name, p.number, p.line)
+                    for file, levels in parsed.items() for p in levels)
+    return LevelSet(path, digest, entries)
+
+
+def _check_size(path: str, files: Sequence[Path], limit: int | None) -> None:
+    """Refuse a set whose levels would take more than MAX_SET_BYTES, before any level is parsed."""
+    total = count = 0
+    for _, block in _set_blocks(files, limit):
+        total += block.estimated_bytes()
+        if total > MAX_SET_BYTES:
+            asked = "levels" if limit is None else f"first {limit:,} levels (levels_limit)"
+            raise LevelFileError(
+                f"level set {path}: its {asked} would take more than the {MAX_SET_BYTES / 2**20:,.0f} MiB of "
+                f"memory a level set may take; only the first {count:,} fit: pass levels_limit={count} "
+                f"(ragen-eval --levels-limit {count})")
+        count += 1
+
+
+def _set_blocks(files: Sequence[Path], limit: int | None) -> Iterator[tuple[Path, _Block]]:
+    """The first ``limit`` levels (None: all) of the files in order, read lazily; a file without levels
+    is an error."""
+    taken = 0
     for file in files:
-        if limit is not None and len(entries) >= limit:
-            break
-        data = file.read_bytes()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise LevelFileError(f"{file}: not UTF-8 text ({err})") from None
-        parsed = _parse(text, str(file))
-        if limit is not None:
-            parsed = parsed[: limit - len(entries)]
-        certificates = _certify(parsed, file, _sha256(data), cache=cache, cache_dir=cache_dir)
-        entries.extend(LevelEntry(p.level.with_certificate(c), file.name, p.number, p.line)
-                       for p, c in zip(parsed, certificates))
-    if not entries:
-        raise LevelFileError(f"level set {path} holds no levels")
-    return LevelSet(path, digest, tuple(entries))
-
-
-def _parse(text: str, name: str) -> list[_ParsedLevel]:
-    out: list[_ParsedLevel] = []
-    rows: list[str] = []
-    start = 0
-
-    def flush() -> None:
-        if not rows:
+        if limit is not None and taken >= limit:
             return
-        number = len(out)
-        try:
-            level = parse_level("\n".join(rows))
-        except ValueError as err:
-            raise LevelFileError(f"{name}: level {number} (line {start}): {err}") from None
-        out.append(_ParsedLevel(level, number, start))
-        rows.clear()
+        empty = True
+        for block in _blocks(_file_lines(file)):
+            empty = False
+            yield file, block
+            taken += 1
+            if limit is not None and taken >= limit:
+                return
+        if empty:
+            raise LevelFileError(_no_levels(str(file)))
 
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r")
+
+def _no_levels(name: str) -> str:
+    return f"{name}: no levels found (a level is a block of rows in # @ + $ * . notation)"
+
+
+def _file_lines(file: Path) -> Iterator[str]:
+    """A level file's lines, read one at a time (never the whole file, never a whole overlong line)."""
+    try:
+        with file.open(encoding="utf-8") as fh:
+            lineno = 0
+            while line := fh.readline(MAX_LINE_CHARS + 2):
+                lineno += 1
+                if len(line.rstrip("\n")) > MAX_LINE_CHARS:
+                    raise LevelFileError(f"{file}: line {lineno} is longer than {MAX_LINE_CHARS:,} characters, "
+                                         "which no level row is: not a level file")
+                yield line
+    except UnicodeDecodeError as err:
+        raise LevelFileError(f"{file}: not UTF-8 text ({err})") from None
+    except OSError as err:
+        raise LevelFileError(f"{file}: cannot be read ({err.strerror or err})") from None
+
+
+def _blocks(lines: Iterable[str]) -> Iterator[_Block]:
+    """Split lines into levels: a run of lines holding a ``#`` (and not a ``;`` comment) is one level."""
+    rows: list[str] = []
+    start = number = 0
+    for lineno, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\r\n")
         if "#" in line and not line.lstrip().startswith(";"):
             if not rows:
                 start = lineno
             rows.append(line)
-        else:
-            flush()
-    flush()
-    if not out:
-        raise LevelFileError(f"{name}: no levels found (a level is a block of rows in # @ + $ * . notation)")
-    return out
+        elif rows:
+            yield _Block(number, start, tuple(rows))
+            number += 1
+            rows = []
+    if rows:
+        yield _Block(number, start, tuple(rows))
 
 
-def _certify(parsed: Sequence[_ParsedLevel], file: Path, sha256: str, *, cache: bool = True,
-             cache_dir: Path | None = None) -> list[SokobanCertificate]:
-    """Certificates of a file's levels: from its certificate cache where valid, else from the solver."""
-    cached = _read_cache(file, sha256, cache_dir) if cache else {}
-    out: list[SokobanCertificate] = []
-    solved_now = False
-    for p in parsed:
-        certificate = cached.get(p.number)
-        if certificate is None or not _replays_to_solution(p.level, certificate):
-            certificate = _solve(p, file)
-            cached[p.number] = certificate
-            solved_now = True
-        out.append(certificate)
-    if cache and solved_now:
-        write_certificates(file, sha256, cached, cache_dir=cache_dir)
-    return out
+def _certify(parsed: dict[Path, list[_ParsedLevel]], name: str, *, cache: bool, cache_dir: Path | None,
+             progress: bool) -> dict[Path, dict[int, SokobanCertificate]]:
+    """Certificates of each file's levels (by level number): from the file's cache where it is intact
+    and replays, else from the solver, with a progress line while solving."""
+    hashes = {file: _file_sha256(file) for file in parsed}
+    known: dict[Path, dict[int, SokobanCertificate]] = {}
+    about: dict[Path, dict[str, Any]] = {}
+    unsolved: list[tuple[Path, _ParsedLevel]] = []
+    for file, levels in parsed.items():
+        known[file], about[file] = _read_cache(file, hashes[file], cache_dir) if cache else ({}, {})
+        for p in levels:
+            certificate = known[file].get(p.number)
+            if certificate is None or not _replays_to_solution(p.level, certificate):
+                known[file].pop(p.number, None)
+                unsolved.append((file, p))
+    if not unsolved:
+        return known
+    bar = Progress(f"certifying {name}", len(unsolved), "levels") if progress else None
+    try:
+        saved = time.monotonic()
+        for i, (file, p) in enumerate(unsolved):
+            known[file][p.number] = _solve(p, file)
+            if bar is not None:
+                bar.advance()
+            file_done = i + 1 == len(unsolved) or unsolved[i + 1][0] != file
+            if cache and (file_done or time.monotonic() - saved >= _SAVE_EVERY_S):
+                write_certificates(file, hashes[file], known[file], about[file], cache_dir=cache_dir)
+                saved = time.monotonic()
+    finally:
+        if bar is not None:
+            bar.close()
+    return known
 
 
 def _solve(p: _ParsedLevel, file: Path) -> SokobanCertificate:
@@ -306,11 +408,15 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
                        about: dict[str, Any] | None = None, *, cache_dir: str | os.PathLike[str] | None = None
                        ) -> Path | None:
     """Store certificates (level number -> certificate) for the file with hash ``sha256`` in the first
-    of :func:`cache_paths` that can be written; None when none could. ``about`` (e.g. the preset and
-    seeds an export came from) is stored alongside."""
-    payload = {"format": _CACHE_FORMAT, "file_sha256": sha256, **(about or {}),
-               "levels": {str(n): c.to_dict() for n, c in sorted(certificates.items())}}
+    of :func:`cache_paths` that can be written, with the level file's permission bits; None when none
+    could. ``about`` (e.g. the preset and seeds an export came from) is stored alongside. The file
+    records :data:`~ragen_envs.sokoban.solver.SOLVER_VERSION` and a digest of its content."""
+    about = {k: v for k, v in (about or {}).items() if k not in _CACHE_KEYS}
+    payload: dict[str, Any] = {"format": _CACHE_FORMAT, "file_sha256": sha256, "solver": SOLVER_VERSION, **about,
+                               "levels": {str(n): c.to_dict() for n, c in sorted(certificates.items())}}
+    payload["digest"] = _cache_digest(payload)
     text = json.dumps(payload, indent=1) + "\n"
+    mode = _cache_mode(Path(file))
     for target in cache_paths(file, sha256, cache_dir):
         tmp = None
         try:
@@ -319,6 +425,7 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            os.chmod(tmp, mode)  # mkstemp makes 0600: whoever may read the levels may read their solutions
             os.replace(tmp, target)
             return target
         except OSError:
@@ -327,18 +434,33 @@ def write_certificates(file: str | os.PathLike[str], sha256: str, certificates: 
     return None
 
 
-def _read_cache(file: Path, sha256: str, cache_dir: Path | None = None) -> dict[int, SokobanCertificate]:
-    """Cached certificates for this exact file content (a cache for other content is ignored)."""
+def _cache_mode(file: Path) -> int:
+    """The level file's read and write bits (never execute), always readable and writable by the owner."""
+    try:
+        return stat.S_IMODE(file.stat().st_mode) & 0o666 | 0o600
+    except OSError:
+        return 0o600
+
+
+def _cache_digest(payload: dict[str, Any]) -> str:
+    """SHA-256 of a cache's content (format, file hash, solver version, about, levels), digest left out."""
+    content = {k: v for k, v in payload.items() if k != "digest"}
+    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _read_cache(file: Path, sha256: str, cache_dir: Path | None = None
+                ) -> tuple[dict[int, SokobanCertificate], dict[str, Any]]:
+    """Cached certificates for this exact file content, with the cache's ``about``. A cache for other
+    content, of another format or solver version, or whose digest does not match its content (it
+    was edited) is ignored."""
     for source in cache_paths(file, sha256, cache_dir):
         try:
             payload: Any = json.loads(source.read_text(encoding="utf-8"))
-            if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256:
+            if payload.get("format") != _CACHE_FORMAT or payload.get("file_sha256") != sha256 \
+                    or payload.get("solver") != SOLVER_VERSION or payload.get("digest") != _cache_digest(payload):
                 continue
-            return {int(n): SokobanCertificate.from_dict(c) for n, c in payload["levels"].items()}
+            levels = {int(n): SokobanCertificate.from_dict(c) for n, c in payload["levels"].items()}
+            return levels, {k: v for k, v in payload.items() if k not in _CACHE_KEYS}
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             continue
-    return {}
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return {}, {}

@@ -17,6 +17,10 @@ from ragen_envs.sokoban.deadlocks import push_distances
 from ragen_envs.sokoban.level import Board, SokobanCertificate, SokobanLevel
 from ragen_envs.sokoban.room import action_offsets
 
+#: Names what :func:`solve` certifies; certificate caches record it and are re-solved under another
+#: value, so a change that could make a different optimum (or fix a wrong one) bumps it.
+SOLVER_VERSION = "astar-fewest-moves-1"
+
 
 class SolveStatus(str, enum.Enum):
     """How a search ended."""

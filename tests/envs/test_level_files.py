@@ -9,13 +9,14 @@ import json
 import os
 import subprocess
 import sys
+import tracemalloc
 from pathlib import Path
 
 import gymnasium as gym
 import pytest
 
 import ragen_envs
-from ragen_envs.sokoban import SokobanConfig, format_boxoban, format_level, generate
+from ragen_envs.sokoban import SokobanConfig, format_boxoban, format_level, generate, solve
 from ragen_envs.sokoban import level_files
 from ragen_envs.sokoban.__main__ import main as sokoban_main
 from ragen_envs.sokoban.level_files import (LevelFileError, certificates_path, count_levels, load_level_set,
@@ -247,3 +248,160 @@ def test_a_cache_dir_takes_every_cache_and_nothing_is_written_beside_the_file(tm
         _no_solver(m)
         with pytest.raises(AssertionError, match="the solver ran"):
             load_level_set(path, cache_dir=cache_dir)
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory) -> Path:
+    """An 8 MB Boxoban file of valid levels (four generated ones, repeated 17,000 times)."""
+    path = tmp_path_factory.mktemp("big") / "big.txt"
+    path.write_text(format_boxoban(_levels(BOXOBAN, 4)) * 17_000, encoding="utf-8")
+    return path
+
+
+def _traced(fn):
+    """``fn()``, the memory it still holds when it returns and the most it held on the way (bytes)."""
+    tracemalloc.start()
+    try:
+        result = fn()
+        held, peak = tracemalloc.get_traced_memory()
+        return result, held, peak
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_big_file_is_read_lazily_and_only_the_levels_asked_for_are_solved(big_file, monkeypatch):
+    assert big_file.stat().st_size > 7.5e6
+    solved = []
+    monkeypatch.setattr(level_files, "solve", lambda level, **kw: solved.append(level) or solve(level, **kw))
+    assert len(load_level_set(big_file, limit=3)) == 3 and len(solved) == 3
+    monkeypatch.setattr(level_files, "_loaded", {})
+    level_set, _, peak = _traced(lambda: load_level_set(big_file, limit=3))  # from the cache: no search memory
+    assert len(level_set) == 3 and len(solved) == 3
+    assert peak < 2**20  # memory follows the 3 levels, not the 8 MB file
+    count, _, peak = _traced(lambda: count_levels(big_file, limit=5))
+    assert count == 5 and peak < 2**20
+    count, _, peak = _traced(lambda: count_levels(big_file, limit=20_000))  # 2.3 MB of the file's text
+    assert count == 20_000 and peak < 2**20
+    assert count_levels(big_file) == 4 * 17_000
+
+
+def test_the_memory_estimate_matches_a_measured_set_and_a_set_over_budget_is_refused(tmp_path, big_file, monkeypatch):
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(BOXOBAN, 20)))
+    load_level_set(path)  # solved and cached, so the measurement below holds the loaded set alone
+    monkeypatch.setattr(level_files, "_loaded", {})
+    level_set, held, _ = _traced(lambda: load_level_set(path))
+    measured_per_level = held / len(level_set)
+    # The big file: refused before any level is parsed or solved, naming the limit that fits.
+    _no_solver(monkeypatch)
+    with pytest.raises(LevelFileError, match=r"more than the 256 MiB of memory a level set may take; only the "
+                                             r"first [\d,]+ fit: pass levels_limit=(\d+) \(ragen-eval "
+                                             r"--levels-limit \d+\)") as refused:
+        load_level_set(big_file)
+    fits = int(refused.value.args[0].rsplit("levels_limit=", 1)[1].split(" ")[0])
+    assert 0.6 < fits * measured_per_level / level_files.MAX_SET_BYTES < 1.4
+    # A budget of exactly five of these levels: five load, six do not.
+    per_level = fits and level_files.MAX_SET_BYTES // fits
+    monkeypatch.setattr(level_files, "MAX_SET_BYTES", 5 * per_level + per_level // 2)
+    monkeypatch.setattr(level_files, "_loaded", {})
+    assert len(load_level_set(path, limit=5)) == 5
+    with pytest.raises(LevelFileError, match=r"its first 6 levels \(levels_limit\) would take .* pass levels_limit=5 "):
+        load_level_set(path, limit=6)
+
+
+def test_an_overlong_line_is_refused_without_being_read_whole(tmp_path):
+    path = _write(tmp_path / "long.txt", "; 0\n#####\n#@$.#\n#####\n\n" + ";" * 200_000 + "\n")
+    with pytest.raises(LevelFileError, match=r"long.txt: line 6 is longer than 65,536 characters"):
+        count_levels(path)
+
+
+def test_certifying_reports_progress_on_stderr_and_a_cached_set_prints_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("ragen_envs.progress.DELAY_S", 0.0)
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(SMALL, 3)))
+    load_level_set(path)
+    err = capsys.readouterr().err
+    assert "certifying set.txt: 0/3 levels" in err
+    assert err.splitlines()[-1].startswith("certifying set.txt: 3/3 levels in 0:0") and "levels/s" in err
+    monkeypatch.setattr(level_files, "_loaded", {})
+    load_level_set(path)
+    assert capsys.readouterr().err == ""
+
+
+def _lengthened(level, actions: list[int], extra_pairs: int) -> list[int]:
+    """``actions`` after ``extra_pairs`` steps to a free neighbour and back: still a solution, longer."""
+    walls, boxes, (r, c) = level.walls, set(level.boxes), level.player
+    steps = {0: (-1, 0, 1), 1: (1, 0, 0), 2: (0, -1, 3), 3: (0, 1, 2)}  # action -> (dr, dc, opposite)
+    for action, (dr, dc, back) in steps.items():
+        if (r + dr, c + dc) not in walls and (r + dr, c + dc) not in boxes:
+            return [action, back] * extra_pairs + actions
+    raise AssertionError("the player has no free neighbour")
+
+
+def test_an_edited_or_foreign_cache_is_solved_again(tmp_path, monkeypatch):
+    levels = _levels(BOXOBAN, 2)
+    path = _write(tmp_path / "set.txt", format_boxoban(levels))
+    good = load_level_set(path)
+    optimum = good.entries[1].level.certificate
+    original = json.loads(certificates_path(path).read_text())
+    # A hand edit: level 1's solution still solves it but is 12x longer than the optimum.
+    edited = json.loads(json.dumps(original))
+    edited["levels"]["1"]["actions"] = _lengthened(levels[1], list(optimum.solution), 11 * optimum.moves // 2 + 1)
+    edited["levels"]["1"]["moves"] = len(edited["levels"]["1"]["actions"])
+    edited["levels"]["1"].pop("solution")
+    assert len(edited["levels"]["1"]["actions"]) >= 12 * optimum.moves
+    foreign = {**original, "solver": "another-solver-2"}
+    for cache in (edited, foreign, {**original, "format": "ragen-sokoban-certificates-v1"}):
+        certificates_path(path).write_text(json.dumps(cache))
+        monkeypatch.setattr(level_files, "_loaded", {})
+        with monkeypatch.context() as m:
+            _no_solver(m)
+            with pytest.raises(AssertionError, match="the solver ran"):
+                load_level_set(path)
+        assert load_level_set(path).entries[1].level.certificate == optimum
+        assert json.loads(certificates_path(path).read_text()) == original  # rewritten as it was
+
+
+def test_the_cache_takes_the_level_file_s_permissions(tmp_path, monkeypatch):
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(SMALL, 2)))
+    for mode in (0o644, 0o640, 0o600, 0o444):
+        path.chmod(mode)
+        certificates_path(path).unlink(missing_ok=True)
+        monkeypatch.setattr(level_files, "_loaded", {})
+        load_level_set(path)
+        assert certificates_path(path).stat().st_mode & 0o777 == mode | 0o600
+    cache_dir = tmp_path / "server_cache"
+    monkeypatch.setattr(level_files, "_loaded", {})
+    path.chmod(0o644)
+    level_set = load_level_set(path, cache_dir=cache_dir)
+    assert (cache_dir / f"{level_set.sha256}.json").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_long_load_keeps_what_it_solved_when_a_later_level_fails(tmp_path, monkeypatch):
+    monkeypatch.setattr(level_files, "_SAVE_EVERY_S", 0.0)
+    text = format_boxoban(_levels(SMALL, 2)) + "; 2\n#####\n#$@.#\n#####\n"
+    path = _write(tmp_path / "set.txt", text)
+    with pytest.raises(LevelFileError, match=r"set.txt: level 2 \(line \d+\) has no solution"):
+        load_level_set(path)
+    assert sorted(json.loads(certificates_path(path).read_text())["levels"]) == ["0", "1"]
+
+
+def test_export_reports_its_progress_on_stderr(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("ragen_envs.progress.DELAY_S", 0.0)
+    assert sokoban_main(["export", "--preset", "simple_sokoban", "--n", "5", "--out", str(tmp_path / "s.txt")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "exporting simple_sokoban (test split): 0/5 levels"
+    assert err[-1].startswith("exporting simple_sokoban (test split): 5/5 levels in 0:0") and "levels/s" in err[-1]
+
+
+def test_a_file_that_changes_while_it_is_read_is_refused(tmp_path, monkeypatch):
+    path = _write(tmp_path / "set.txt", format_boxoban(_levels(SMALL, 2)))
+    check_size = level_files._check_size
+
+    def then_change_the_file(*args):
+        check_size(*args)
+        with path.open("a", encoding="utf-8") as fh:  # after the set was hashed, before it is parsed
+            fh.write(format_boxoban(_levels(SMALL, 1, first_seed=5)))
+
+    monkeypatch.setattr(level_files, "_check_size", then_change_the_file)
+    with pytest.raises(LevelFileError, match="set.txt: changed while it was being read; load the set again"):
+        load_level_set(path)
+    assert not certificates_path(path).exists()

@@ -6,6 +6,9 @@ The Boxoban-format files are written here from levels our own generator makes.""
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -132,4 +135,28 @@ def test_a_missing_level_file_and_a_limit_without_levels(tmp_path, capsys):
     assert main(["--model", "oracle", "--env", "sokoban", "--levels-limit", "3", "--out", str(tmp_path / "runs"),
                  "--no-progress"]) == EXIT_BAD_INPUT
     assert "--levels-limit needs --levels" in _error(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_episodes_certify_only_the_levels_the_run_plays(tmp_path, level_file, monkeypatch, capsys):
+    solved = []
+    real_solve = level_files.solve
+    monkeypatch.setattr(level_files, "solve", lambda level, **kw: solved.append(level) or real_solve(level, **kw))
+    assert _eval(tmp_path / "runs", level_file, "--episodes", "3", "--seed-start", "1") == EXIT_OK
+    assert len(solved) == 4  # levels 0..3, not the 12 of the file
+    config = json.loads((tmp_path / "runs" / RUN / "config.json").read_text())
+    assert config["eval_config"]["levels_limit"] == 4 and config["levels"]["levels"] == 4
+
+
+def test_a_file_too_big_for_memory_is_refused_before_the_run_directory(tmp_path, boxoban_levels):
+    big = tmp_path / "big.txt"
+    big.write_text(format_boxoban(boxoban_levels[:4]) * 17_000)  # 8 MB, 68,000 valid levels
+    done = subprocess.run([sys.executable, "-m", "ragen_eval.cli", "--model", "oracle", "--levels", str(big),
+                           "--out", str(tmp_path / "runs"), "--no-progress"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_BAD_INPUT, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ragen-eval evaluate: error: --levels ")
+    limit = int(re.search(r"ragen-eval --levels-limit (\d+)\)$", lines[0]).group(1))
+    assert 0 < limit < 68_000 and "MiB of memory a level set may take" in lines[0]
     assert not (tmp_path / "runs").exists()
