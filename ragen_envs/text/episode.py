@@ -72,6 +72,14 @@ def message_content(text: str, png: bytes | None) -> str | list[dict[str, Any]]:
     return parts
 
 
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string as it is, the text parts of a content-part list joined."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content
+                       if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str))
+    return content if isinstance(content, str) else ""
+
+
 def _config_dict(game: Any, fallback: Mapping[str, Any] | None) -> dict[str, Any]:
     """The game's full config (so a replay does not depend on preset defaults), else the overrides given."""
     config = getattr(game, "config", None)
@@ -281,10 +289,11 @@ class TextEpisode:
         self._responses.append(record["response"])
         self.end_reason = self._end_reason(terminated, truncated)
         self.done = record["done"] = self.end_reason is not None
+        if executed:  # the picture follows the state to the end (``image``), the text only while it is shown
+            self._image = self._picture()
         if not self.done:
             if executed:
                 self._observation = observation_text(self.game, config)
-                self._image = self._picture()
             self._turn_texts.append(self._turn_text(reward + penalty, parsed.errors))
             self._turn_images.append(self._image)
         return record
