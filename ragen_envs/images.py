@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ragen_envs.rendering import check_frame
+
 #: How a frame is coloured: ``color`` as the game draws it, ``gray`` its luminance in all three channels.
 IMAGE_STYLES = ("color", "gray")
 
@@ -26,18 +28,9 @@ PNG_DATA_URL_PREFIX = "data:image/png;base64,"
 _LUMA = np.array([299, 587, 114], dtype=np.uint32)
 
 
-def _check_rgb(frame: Any) -> np.ndarray:
-    array = np.asarray(frame)
-    if array.ndim != 3 or array.shape[2] != 3 or array.shape[0] == 0 or array.shape[1] == 0:
-        raise ValueError(f"frame must be an RGB image of shape (H, W, 3), got shape {array.shape}")
-    if array.dtype != np.uint8:
-        raise TypeError(f"frame must have dtype uint8, got {array.dtype}")
-    return array
-
-
 def styled_frame(frame: np.ndarray, size: int | None = None, style: str = "color") -> np.ndarray:
     """``frame`` scaled (nearest neighbour) so its longer side is ``size`` pixels (None: as drawn), in ``style``."""
-    array = _check_rgb(frame)
+    array = check_frame(frame)
     if style not in IMAGE_STYLES:
         raise ValueError(f"style must be one of {IMAGE_STYLES}, got {style!r}")
     if size is not None:
@@ -58,7 +51,7 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 def encode_png(frame: np.ndarray, level: int = 6) -> bytes:
     """The PNG file of an (H, W, 3) uint8 frame: 8-bit RGB, no filter, zlib ``level`` (0-9)."""
-    array = _check_rgb(frame)
+    array = check_frame(frame)
     height, width = array.shape[:2]
     # Filter type 0 (none) on every row: game frames are flat colour, which deflate packs well unfiltered.
     rows = np.zeros((height, 1 + 3 * width), dtype=np.uint8)
