@@ -117,7 +117,8 @@ def test_both_mode_keeps_the_grid_text_and_text_mode_is_unchanged():
     plain = text.messages[1]["content"]
     assert isinstance(plain, str) and "image" not in text.step("<answer>Up</answer>")
     parts = both.messages[1]["content"]
-    assert parts[0]["text"] + parts[2]["text"] == plain
+    # The same text, the picture's legend added.
+    assert (parts[0]["text"] + parts[2]["text"]).replace("\n" + both.game.image_legend, "") == plain
     frame = decode_png(_image_of(parts))
     assert frame.shape == (96, 96, 3) and (frame == frame[:, :, :1]).all()
     assert TextEpisode("visual_frozenlake", 0, {"observation": "text"}).messages[1]["content"] == \
@@ -127,3 +128,14 @@ def test_both_mode_keeps_the_grid_text_and_text_mode_is_unchanged():
 def test_image_mode_refuses_a_human_window():
     with pytest.raises(ValueError, match="render_mode"):
         TextEpisode("visual_frozenlake", 0, render_mode="human")
+
+
+@pytest.mark.parametrize("env", ["simple_sokoban", "frozenlake", "bandit"])
+def test_the_legend_describes_the_picture_only_when_there_is_one(env):
+    def intro(observation):
+        content = TextEpisode(env, 0, {"observation": observation}).messages[1]["content"]
+        return content if isinstance(content, str) else content[0]["text"]
+
+    picture = TextEpisode(env, 0).game.image_legend
+    assert picture not in intro("text")
+    assert picture in intro("image") and picture in intro("both")
