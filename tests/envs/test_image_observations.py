@@ -139,3 +139,23 @@ def test_the_legend_describes_the_picture_only_when_there_is_one(env):
     picture = TextEpisode(env, 0).game.image_legend
     assert picture not in intro("text")
     assert picture in intro("image") and picture in intro("both")
+
+
+@pytest.mark.parametrize(("visual", "text"), [("visual_sokoban", "simple_sokoban"), ("visual_frozenlake", "frozenlake")])
+def test_a_visual_preset_plays_exactly_as_its_text_preset(visual, text):
+    from ragen_envs.text import random_actions
+
+    for seed in range(6):
+        records = []
+        for name in (visual, text):
+            episode, rng = TextEpisode(name, seed), np.random.default_rng(seed)
+            while not episode.done:
+                episode.step(format_reply(random_actions(episode, rng), "||", "try"))
+            records.append(episode.record())
+        seen, plain = records
+        assert seen["protocol"].pop("observation") == "image" and plain["protocol"].pop("observation") == "text"
+        for turn in seen["turns"]:
+            assert turn.pop("image").startswith("sha256:")
+        for key in ("env", "env_id"):
+            seen.pop(key), plain.pop(key)
+        assert seen == plain
