@@ -97,3 +97,11 @@ def test_show_frames_writes_the_pictures_the_model_was_shown(tmp_path, capsys):
     assert ((final == (40, 160, 60)).all(axis=2)).any() and not ((final == (170, 110, 40)).all(axis=2)).any()
     assert main(["show", str(tmp_path / "o"), "--frames", str(tmp_path / "x")]) == 2
     assert "--frames needs --episode" in capsys.readouterr().err
+
+
+def test_visual_presets_are_a_group_of_their_own():
+    from ragen_eval.config import expand_envs
+
+    assert expand_envs("visual") == ["visual_sokoban", "visual_frozenlake"]
+    for group in ("all", "sokoban_all", "frozenlake_all"):
+        assert not any(name.startswith("visual_") for name in expand_envs(group))
