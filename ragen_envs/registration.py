@@ -31,6 +31,11 @@ class Preset:
     #: Text-protocol defaults of this preset (``ProtocolConfig`` fields left at None), e.g. ``observation``.
     protocol: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def visual(self) -> bool:
+        """Whether its text episodes show pictures by default (``observation`` image or both)."""
+        return self.protocol.get("observation", "text") != "text"
+
 
 _SOKOBAN = "ragen_envs.sokoban.env:SokobanEnv"
 _FROZEN_LAKE = "ragen_envs.frozen_lake.env:FrozenLakeEnv"

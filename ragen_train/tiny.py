@@ -111,9 +111,12 @@ def tokenizer_corpus() -> list[str]:
 
 
 def _game_text() -> list[str]:
-    """Chat text of the first turn of three fixed levels of every registered preset."""
+    """Chat text of the first turn of three fixed levels of every registered text preset (a visual preset's
+    chat is a text preset's with pictures)."""
     texts: list[str] = []
     for preset in PRESETS:
+        if preset.visual:
+            continue
         for seed in range(3):
             episode = TextEpisode(preset.name, seed)
             # role names as ChatML puts them, so "system", "user", "assistant" become single tokens
