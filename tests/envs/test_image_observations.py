@@ -159,3 +159,15 @@ def test_a_visual_preset_plays_exactly_as_its_text_preset(visual, text):
         for key in ("env", "env_id"):
             seen.pop(key), plain.pop(key)
         assert seen == plain
+
+
+def test_pictures_need_neither_pillow_nor_pygame(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['PIL'] = None; sys.modules['pygame'] = None\n"
+            "from ragen_envs.text import TextEpisode, save_episode_frames\n"
+            "e = TextEpisode('visual_sokoban', 1); e.step('<think>a</think><answer>Down</answer>')\n"
+            f"print(len(save_episode_frames(e.record(), {str(tmp_path)!r})))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "2" and len(list(tmp_path.glob("*.png"))) == 2
