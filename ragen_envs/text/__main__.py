@@ -32,8 +32,9 @@ def main(argv: list[str] | None = None) -> None:
         print(f"--- {message['role']} ---")
         content = message["content"]
         if isinstance(content, list):  # image observations: the text parts, each picture by its digest
-            content = "".join(part["text"] if part["type"] == "text" else
-                              f"[image {image_digest(png_from_data_url(part['image_url']['url']))}]" for part in content)
+            content = "".join(
+                part["text"] if part["type"] == "text"
+                else f"[image {image_digest(png_from_data_url(part['image_url']['url']))}]" for part in content)
         print(content)
     if episode.done:
         print(f"--- episode over: {episode.end_reason}, total reward {episode.total_reward:g} ---")

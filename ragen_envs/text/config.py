@@ -98,9 +98,8 @@ class ProtocolConfig:
             )
         if self.observation is not None and self.observation not in OBSERVATION_MODES:
             raise ValueError(f"observation must be one of {OBSERVATION_MODES}, got {self.observation!r}")
-        if self.image_size is not None and (
-            not isinstance(self.image_size, int) or isinstance(self.image_size, bool) or not 8 <= self.image_size <= 4096
-        ):
+        size = self.image_size
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 8 <= size <= 4096):
             raise ValueError(f"image_size must be an integer in 8..4096 or None, got {self.image_size!r}")
         if self.image_style not in IMAGE_STYLES:
             raise ValueError(f"image_style must be one of {IMAGE_STYLES}, got {self.image_style!r}")

@@ -251,8 +251,9 @@ class HFAgent:
 
         # A copy: the processor rewrites content parts in place, which would change the caller's chat (and
         # so the next request's seed key).
-        inputs = self.processor.apply_chat_template(copy.deepcopy(request.messages), add_generation_prompt=True,
-                                                    tokenize=True, return_dict=True, return_tensors="pt").to(self.device)
+        inputs = self.processor.apply_chat_template(
+            copy.deepcopy(request.messages), add_generation_prompt=True, tokenize=True, return_dict=True,
+            return_tensors="pt").to(self.device)
         prompt_tokens = int(inputs["input_ids"].shape[1])
         s = request.sampling
         options: dict[str, Any] = {"max_new_tokens": s.max_tokens, "pad_token_id": self._pad_id,

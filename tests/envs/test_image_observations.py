@@ -62,7 +62,8 @@ def test_styled_frame_scales_by_nearest_neighbour_and_grays_by_luma():
     assert big.shape == (6, 6, 3)
     np.testing.assert_array_equal(big, np.repeat(np.repeat(frame, 3, axis=0), 3, axis=1))
     gray = styled_frame(frame, style="gray")
-    expected = [[round(0.299 * 255), round(0.587 * 255)], [round(0.114 * 255), round(0.299 * 10 + 0.587 * 20 + 0.114 * 30)]]
+    expected = [[round(0.299 * 255), round(0.587 * 255)],
+                [round(0.114 * 255), round(0.299 * 10 + 0.587 * 20 + 0.114 * 30)]]
     np.testing.assert_array_equal(gray[:, :, 0], expected)
     assert (gray == gray[:, :, :1]).all()
     wide = styled_frame(np.zeros((4, 8, 3), np.uint8), size=16)
@@ -141,7 +142,8 @@ def test_the_legend_describes_the_picture_only_when_there_is_one(env):
     assert picture in intro("image") and picture in intro("both")
 
 
-@pytest.mark.parametrize(("visual", "text"), [("visual_sokoban", "simple_sokoban"), ("visual_frozenlake", "frozenlake")])
+@pytest.mark.parametrize(("visual", "text"),
+                         [("visual_sokoban", "simple_sokoban"), ("visual_frozenlake", "frozenlake")])
 def test_a_visual_preset_plays_exactly_as_its_text_preset(visual, text):
     from ragen_envs.text import random_actions
 
