@@ -59,7 +59,7 @@ from aiohttp import web
 
 from ragen_envs.text.episode import content_text
 
-from ragen_eval.agents.base import Agent, Completion, SamplingParams
+from ragen_eval.agents.base import Agent, Completion, SamplingParams, UnsupportedInputError
 from ragen_eval.agents.chat_policies import ChatOracleAgent, ChatRandomAgent
 from ragen_eval.agents.hf_agent import HFAgent
 from ragen_eval.embedded_model import resolve_model_path
@@ -399,6 +399,8 @@ class ChatCompletionServer:
 
         try:
             completions = await self.agent.act(messages, n=n, sampling=sampling)
+        except UnsupportedInputError as exc:  # the request, not the server, is at fault: a 400 is not retried
+            return _error_response(400, str(exc), "invalid_request_error")
         except Exception as exc:  # a broken agent is the server's fault: 500, which clients retry
             return _error_response(500, f"the served agent failed: {type(exc).__name__}: {exc}", "server_error")
         if garbage:

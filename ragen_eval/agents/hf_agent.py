@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragen_eval.agents.base import Completion, SamplingParams, require_replies
+from ragen_eval.agents.base import Completion, SamplingParams, UnsupportedInputError, require_replies
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -167,7 +167,7 @@ class HFAgent:
         require_replies(n)
         if self.processor is None and any(isinstance(m.get("content"), list) and any(
                 isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"]) for m in messages):
-            raise ValueError(f"{self.model_path!r} is a text-only model and the chat holds images; play "
+            raise UnsupportedInputError(f"{self.model_path!r} is a text-only model and the chat holds images; play "
                              "observation=text or give a vision-language checkpoint")
         self._arrivals += 1
         where = [episode.env_name, episode.seed] if episode is not None else None

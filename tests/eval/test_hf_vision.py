@@ -81,3 +81,14 @@ def test_a_text_model_refuses_a_chat_with_pictures(tiny_model_dir):
     agent = HFAgent(str(tiny_model_dir))
     with pytest.raises(ValueError, match="text-only"):
         asyncio.run(agent.act(TextEpisode("visual_sokoban", 0).messages))
+
+
+def test_a_served_text_model_answers_pictures_with_a_400(tiny_model_dir):
+    import httpx
+
+    from ragen_eval.serve import ServeConfig, serve_in_thread
+
+    with serve_in_thread(ServeConfig(port=0, agent=str(tiny_model_dir))) as url:
+        response = httpx.post(url + "/chat/completions", json={
+            "model": "m", "messages": TextEpisode("visual_sokoban", 0).messages}, timeout=60)
+    assert response.status_code == 400 and "text-only" in response.json()["error"]["message"]
