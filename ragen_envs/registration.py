@@ -28,6 +28,13 @@ class Preset:
     config: dict[str, Any] = field(default_factory=dict)
     max_episode_steps: int | None = None
     description: str = ""
+    #: Text-protocol defaults of this preset (``ProtocolConfig`` fields left at None), e.g. ``observation``.
+    protocol: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def visual(self) -> bool:
+        """Whether its text episodes show pictures by default (``observation`` image or both)."""
+        return self.protocol.get("observation", "text") != "text"
 
 
 _SOKOBAN = "ragen_envs.sokoban.env:SokobanEnv"
@@ -53,11 +60,16 @@ PRESETS: tuple[Preset, ...] = (
     Preset("boxoban_hard", "ragen/BoxobanHard-v0", _SOKOBAN,
            {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 12, "max_actions_per_episode": 70}, 200,
            "10x10, 4 boxes, 12+ pushes"),
+    Preset("visual_sokoban", "ragen/VisualSokoban-v0", _SOKOBAN,
+           {"height": 6, "width": 6, "num_boxes": 1, "max_actions_per_episode": 20}, 100,
+           "simple_sokoban seen as a picture (image observations)", {"observation": "image"}),
     Preset("frozenlake", "ragen/FrozenLake-v0", _FROZEN_LAKE, {}, 100, "4x4 slippery lake (RAGEN's)"),
     Preset("frozenlake_8x8", "ragen/FrozenLake8x8-v0", _FROZEN_LAKE,
            {"height": 8, "width": 8, "horizon": 20}, 200, "8x8 slippery lake"),
     Preset("frozenlake_det", "ragen/FrozenLakeDeterministic-v0", _FROZEN_LAKE,
            {"is_slippery": False}, 100, "4x4 lake without slipping"),
+    Preset("visual_frozenlake", "ragen/VisualFrozenLake-v0", _FROZEN_LAKE, {}, 100,
+           "frozenlake seen as a picture (image observations)", {"observation": "image"}),
     Preset("bandit", "ragen/Bandit-v0", _BANDIT, {}, None, "phoenix (safe) vs dragon (risky), as in RAGEN"),
     Preset("bandit_heldout", "ragen/BanditHeldOut-v0", _BANDIT,
            {"name_set": "heldout"}, None, "held-out arm names for generalisation tests"),

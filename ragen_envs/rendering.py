@@ -115,7 +115,8 @@ def render_tiles(codes: np.ndarray, styles: Sequence[TileStyle], tile_size: int 
     return image
 
 
-def _check_frame(frame: Any, what: str = "frame") -> np.ndarray:
+def check_frame(frame: Any, what: str = "frame") -> np.ndarray:
+    """``frame`` as an array, or ValueError/TypeError unless it is an (H, W, 3) uint8 RGB image."""
     array = np.asarray(frame)
     if array.ndim != 3 or array.shape[2] != 3 or array.shape[0] == 0 or array.shape[1] == 0:
         raise ValueError(f"{what} must be an RGB image of shape (H, W, 3), got shape {array.shape}")
@@ -151,7 +152,7 @@ class HumanWindow:
 
     def show(self, frame: np.ndarray, fps: int) -> None:
         """Draw ``frame`` (H, W, 3 uint8) and wait so that frames come at most ``fps`` per second."""
-        array = _check_frame(frame)
+        array = check_frame(frame)
         pg = self._pygame
         size = (array.shape[1], array.shape[0])
         if self._screen is None or self._screen.get_size() != size:
@@ -215,7 +216,7 @@ def save_gif(frames: Sequence[np.ndarray], path: str | pathlib.Path, fps: int = 
     """
     if isinstance(fps, bool) or not isinstance(fps, (int, np.integer)) or fps <= 0:
         raise ValueError(f"fps must be a positive int, got {fps!r}")
-    arrays = [_check_frame(f, f"frames[{i}]") for i, f in enumerate(frames)]
+    arrays = [check_frame(f, f"frames[{i}]") for i, f in enumerate(frames)]
     if not arrays:
         raise ValueError("save_gif needs at least one frame")
     image_cls, _, _ = _import_pil()
@@ -244,7 +245,7 @@ def frame_with_text(frame: np.ndarray, text: str, panel_width: int = 360) -> np.
 
     The result is as tall as the frame or the text, whichever is taller; the frame sits at the top left.
     """
-    array = _check_frame(frame)
+    array = check_frame(frame)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
     if isinstance(panel_width, bool) or not isinstance(panel_width, (int, np.integer)) or panel_width < 40:

@@ -38,6 +38,7 @@ from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import merge_values, parse_flag
 from ragen_envs.registration import PRESETS, count_levels
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
+from ragen_envs.text.transcript import save_episode_frames
 
 from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.config import DEFAULT_ENVS, ENV_GROUPS, EvalConfig, expand_envs, parse_shard
@@ -436,6 +437,8 @@ def cmd_judge(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a run's results table (recomputed from its episodes) or one episode's transcript."""
+    if args.frames is not None and args.episode is None:
+        raise ValueError("--frames needs --episode ENV:SEED: the frames of one episode are written")
     config, records = load_run(args.run)
     judgements = load_judgements(args.run, records)
     if args.episode is None:
@@ -449,6 +452,11 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not matches or len(sample) > 1:
         raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED or ENV:SEED:SAMPLE, e.g. "
                          f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
+    if args.frames is not None:
+        for r in matches:  # several samples of one level: a folder each
+            where = Path(args.frames) / (f"sample_{r.get('sample', 0)}" if len(matches) > 1 else "")
+            print(f"wrote {len(save_episode_frames(r, where))} frames to {where}")
+        return 0
     print("\n\n".join(transcript(r, (judgements or {}).get(episode_key(r))) for r in matches))
     return 0
 
@@ -604,6 +612,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", help="run directory")
     p.add_argument("--episode", default=None, metavar="ENV:SEED[:SAMPLE]",
                    help="print this level's transcripts (every sample of it, or the one given)")
+    p.add_argument("--frames", default=None, metavar="DIR",
+                   help="with --episode: write the picture of each turn's state as DIR/turn_NN.png (replayed)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(func=cmd_show)
     p = sub_parser("compare", help="paired significance tests between two runs (McNemar, bootstrap)")

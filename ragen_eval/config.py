@@ -28,12 +28,16 @@ from ragen_eval.redaction import check_base_url, redact_args, redact_url
 #: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
 DEFAULT_ENVS: tuple[str, ...] = ("sokoban", "frozenlake", "bandit")
 #: Names that expand to several presets on the command line.
+# The visual presets show pictures, which a text-only model cannot read: they have a group of their own,
+# so `all` and the per-game groups stay playable by any model.
+_TEXT_PRESETS = tuple(p for p in PRESETS if not p.visual)
 ENV_GROUPS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "default": DEFAULT_ENVS,
-    "all": tuple(p.name for p in PRESETS),
-    "sokoban_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("SokobanEnv")),
-    "frozenlake_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("FrozenLakeEnv")),
-    "bandit_all": tuple(p.name for p in PRESETS if p.entry_point.endswith("BanditEnv")),
+    "all": tuple(p.name for p in _TEXT_PRESETS),
+    "sokoban_all": tuple(p.name for p in _TEXT_PRESETS if p.entry_point.endswith("SokobanEnv")),
+    "frozenlake_all": tuple(p.name for p in _TEXT_PRESETS if p.entry_point.endswith("FrozenLakeEnv")),
+    "bandit_all": tuple(p.name for p in _TEXT_PRESETS if p.entry_point.endswith("BanditEnv")),
+    "visual": tuple(p.name for p in PRESETS if p.visual),
 })
 #: Backends ``make_agent`` knows; ``builtin`` serves ``--model random|oracle``, ``hf`` the embedded ``default``.
 BACKENDS: tuple[str, ...] = ("builtin", "openai", "vllm", "hf")

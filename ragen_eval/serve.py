@@ -57,7 +57,9 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from ragen_eval.agents.base import Agent, Completion, SamplingParams
+from ragen_envs.text.episode import content_text
+
+from ragen_eval.agents.base import Agent, Completion, SamplingParams, UnsupportedInputError
 from ragen_eval.agents.chat_policies import ChatOracleAgent, ChatRandomAgent
 from ragen_eval.agents.hf_agent import HFAgent
 from ragen_eval.embedded_model import resolve_model_path
@@ -201,6 +203,31 @@ def _error_response(status: int, message: str, kind: str, headers: dict[str, str
     return web.json_response(body, status=status, headers=headers)
 
 
+#: The most image parts one request may carry (the body's size is capped as well).
+MAX_IMAGES = 64
+
+
+def _content_parts(parts: list[Any], i: int) -> list[dict[str, Any]]:
+    """The text and image parts of ``messages[i].content``, checked; an image must be a ``data:image/`` URL
+    (the server fetches nothing)."""
+    kept: list[dict[str, Any]] = []
+    for j, part in enumerate(parts):
+        if not isinstance(part, dict):
+            raise _Error(400, f"messages[{i}].content[{j}] must be an object")
+        if part.get("type") == "text":
+            if not isinstance(part.get("text"), str):
+                raise _Error(400, f"messages[{i}].content[{j}].text must be a string, got {part.get('text')!r:.80}")
+            kept.append({"type": "text", "text": part["text"]})
+        elif part.get("type") == "image_url":
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else None
+            if not isinstance(url, str) or not url.startswith("data:image/"):
+                raise _Error(400, f"messages[{i}].content[{j}].image_url.url must be a data:image/ URL; "
+                                  "the server fetches nothing")
+            kept.append({"type": "image_url", "image_url": {"url": url}})
+    return kept
+
+
 def _parse_request(body: Any) -> tuple[list[dict[str, str]], int, SamplingParams]:
     """Validate a chat-completions body; return messages, n and sampling, or raise :class:`_Error`."""
     if not isinstance(body, dict):
@@ -214,24 +241,22 @@ def _parse_request(body: Any) -> tuple[list[dict[str, str]], int, SamplingParams
     if not isinstance(raw, list) or not raw:
         raise _Error(400, "'messages' must be a non-empty list")
     messages = []
+    images = 0
     for i, message in enumerate(raw):
         if not isinstance(message, dict) or not isinstance(message.get("role"), str):
             raise _Error(400, f"messages[{i}] must be an object with a string 'role'")
         content = message.get("content")
-        if isinstance(content, list):  # content parts: keep the text ones
-            texts = []
-            for j, part in enumerate(content):
-                if not isinstance(part, dict):
-                    raise _Error(400, f"messages[{i}].content[{j}] must be an object")
-                if part.get("type") == "text":
-                    if not isinstance(part.get("text"), str):
-                        raise _Error(400, f"messages[{i}].content[{j}].text must be a string, got {part.get('text')!r}")
-                    texts.append(part["text"])
-            content = "".join(texts)
+        if isinstance(content, list):  # content parts: text and images; other kinds are dropped
+            content = _content_parts(content, i)
+            images += sum(part["type"] == "image_url" for part in content)
+            if images > MAX_IMAGES:
+                raise _Error(400, f"a request may carry at most {MAX_IMAGES} images")
+            if all(part["type"] == "text" for part in content):
+                content = "".join(part["text"] for part in content)
         if content is None:
             content = ""
-        if not isinstance(content, str):
-            raise _Error(400, f"messages[{i}].content must be a string or a list of text parts")
+        if not isinstance(content, (str, list)):
+            raise _Error(400, f"messages[{i}].content must be a string or a list of content parts")
         messages.append({"role": message["role"], "content": content})
     n = body.get("n", 1)
     if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= 128:
@@ -374,6 +399,8 @@ class ChatCompletionServer:
 
         try:
             completions = await self.agent.act(messages, n=n, sampling=sampling)
+        except UnsupportedInputError as exc:  # the request, not the server, is at fault: a 400 is not retried
+            return _error_response(400, str(exc), "invalid_request_error")
         except Exception as exc:  # a broken agent is the server's fault: 500, which clients retry
             return _error_response(500, f"the served agent failed: {type(exc).__name__}: {exc}", "server_error")
         if garbage:
@@ -426,7 +453,7 @@ class ChatCompletionServer:
             completion_tokens += used if used is not None else count_tokens(text)
             choices.append({"index": index, "message": message, "finish_reason": finish, "logprobs": None})
         prompt_tokens = completions[0].prompt_tokens if completions and completions[0].prompt_tokens else sum(
-            count_tokens(m["content"]) for m in messages)
+            count_tokens(content_text(m["content"])) for m in messages)
         usage: dict[str, Any] = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                                  "total_tokens": prompt_tokens + completion_tokens}
         if self.config.reasoning_field:

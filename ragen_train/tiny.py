@@ -111,9 +111,12 @@ def tokenizer_corpus() -> list[str]:
 
 
 def _game_text() -> list[str]:
-    """Chat text of the first turn of three fixed levels of every registered preset."""
+    """Chat text of the first turn of three fixed levels of every registered text preset (a visual preset's
+    chat is a text preset's with pictures)."""
     texts: list[str] = []
     for preset in PRESETS:
+        if preset.visual:
+            continue
         for seed in range(3):
             episode = TextEpisode(preset.name, seed)
             # role names as ChatML puts them, so "system", "user", "assistant" become single tokens
@@ -291,3 +294,57 @@ def _tiny_config_json(shape: TinyModelConfig, seed: int) -> str:
     return json.dumps({"builder": "ragen_train.tiny.build_tiny_checkpoint", "seed": seed, **asdict(shape)},
                       indent=2) + "\n"
 
+
+
+#: The chat template of the tiny vision-language checkpoint: ChatML whose content may be OpenAI content
+#: parts, each image part (``image_url`` or ``image``) written as the processor's ``<image>`` token.
+VISION_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' }}"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for part in message['content'] %}"
+    "{% if part['type'] == 'text' %}{{ part['text'] }}{% else %}{{ '<image>' }}{% endif %}{% endfor %}{% endif %}"
+    "{{ '<|im_end|>' + '\n' }}{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+def build_tiny_vision_checkpoint(out_dir: str | Path, *, seed: int = 0, image_size: int = 32,
+                                 patch_size: int = 8) -> Path:
+    """Save a randomly initialised tiny LLaVA (a CLIP vision tower, a Qwen2 language model) and its processor.
+
+    The processor is the :func:`build_tiny_tokenizer` tokenizer with an ``<image>`` token, a CLIP image
+    processor that resizes every picture to ``image_size`` pixels, and :data:`VISION_CHAT_TEMPLATE`.
+    The directory loads with ``AutoProcessor`` / ``AutoModelForImageTextToText`` and plays image
+    observations through ``ragen-eval --backend hf``; nothing comes from a model hub.
+    """
+    import torch
+    from transformers import (CLIPImageProcessor, CLIPVisionConfig, GenerationConfig, LlavaConfig,
+                              LlavaForConditionalGeneration, LlavaProcessor, Qwen2Config)
+
+    seed = as_seed(seed)
+    tokenizer = build_tiny_tokenizer()
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<image>"]})
+    tokenizer.chat_template = VISION_CHAT_TEMPLATE
+    eos_id = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    pad_id = tokenizer.convert_tokens_to_ids("<|endoftext|>")
+    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                              image_size=image_size, patch_size=patch_size, projection_dim=32)
+    text = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                       num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=4096,
+                       tie_word_embeddings=True, eos_token_id=eos_id, pad_token_id=pad_id, bos_token_id=pad_id)
+    config = LlavaConfig(vision_config=vision, text_config=text,
+                         image_token_index=tokenizer.convert_tokens_to_ids("<image>"),
+                         vision_feature_select_strategy="default", vision_feature_layer=-1)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlavaForConditionalGeneration(config)
+    model.generation_config = GenerationConfig(eos_token_id=[eos_id, pad_id], pad_token_id=pad_id)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": image_size},
+                                           crop_size={"height": image_size, "width": image_size}),
+        tokenizer=tokenizer, patch_size=patch_size, vision_feature_select_strategy="default",
+        num_additional_image_tokens=1, chat_template=VISION_CHAT_TEMPLATE)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    return out

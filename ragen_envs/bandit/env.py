@@ -67,6 +67,9 @@ class BanditEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    #: How the ``rgb_array`` picture shows the arms, added to the legend of image observations.
+    image_legend = ("In the picture each arm is a grey tile with a purple disc, in the order the arms are named; "
+                    "a pulled arm's tile turns gold.")
     text_defaults: Mapping[str, Any] = {"max_turns": 1, "max_actions_per_turn": 1, "max_actions_per_episode": 1}
     #: No grid, so no symbol vocabularies.
     symbol_sets: Mapping[str, Mapping[str, str]] = {}

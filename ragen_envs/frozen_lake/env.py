@@ -80,6 +80,10 @@ class FrozenLakeEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    #: How the ``rgb_array`` picture shows each cell (TILE_STYLES in words), added to the legend of image observations.
+    image_legend = ("In the picture each cell is a square tile: frozen ice is light blue, a hole is dark blue with "
+                    "a pale ring, the goal is yellow with an orange diamond, you are a red disc (a red cross when "
+                    "fallen into a hole).")
     action_names: tuple[str, ...] = text.ACTION_NAMES
     symbol_sets: Mapping[str, Mapping[str, str]] = text.SYMBOL_SETS
     #: Pixels per cell in ``rgb_array`` frames.

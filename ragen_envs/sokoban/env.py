@@ -96,6 +96,10 @@ class SokobanEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    #: How the ``rgb_array`` picture shows each cell (TILE_STYLES in words), added to the legend of image observations.
+    image_legend = ("In the picture each cell is a square tile: a wall is dark brown, floor is light grey, a target "
+                    "is a red ring, a box is a brown square, a box on a target is a green square, you are a "
+                    "blue disc (on a pink tile when you stand on a target).")
     action_names: tuple[str, ...] = ACTION_NAMES
     symbol_sets: Mapping[str, Mapping[str, str]] = text.SYMBOL_SETS
 

@@ -9,7 +9,7 @@ the scripted oracle and random players. See docs/protocol.md.
 from ragen_envs.text.batch import EpisodeBatch
 from ragen_envs.text.budgets import RAGEN_BUDGETS, turn_budget
 from ragen_envs.text.config import CONTEXT_MODES, ProtocolConfig
-from ragen_envs.text.episode import MAX_REPLY_CHARS, TextEpisode, make_env
+from ragen_envs.text.episode import MAX_REPLY_CHARS, TextEpisode, content_text, make_env, message_content
 from ragen_envs.text.parser import (
     ERROR_KINDS,
     ParsedResponse,
@@ -26,7 +26,7 @@ from ragen_envs.text.players import (
     random_turn,
 )
 from ragen_envs.text.prompts import render_format, render_intro, render_prompt, render_turn
-from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_gif, to_markdown
+from ragen_envs.text.transcript import ReplayMismatchError, replay, save_episode_frames, save_episode_gif, to_markdown
 
 __all__ = [
     "CONTEXT_MODES",
@@ -39,8 +39,10 @@ __all__ = [
     "ReplayMismatchError",
     "TextEpisode",
     "action_lookup",
+    "content_text",
     "format_reply",
     "make_env",
+    "message_content",
     "normalize_action",
     "oracle_actions",
     "oracle_responses",
@@ -53,6 +55,7 @@ __all__ = [
     "render_prompt",
     "render_turn",
     "replay",
+    "save_episode_frames",
     "save_episode_gif",
     "to_markdown",
     "turn_budget",

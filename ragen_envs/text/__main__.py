@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 
+from ragen_envs.images import image_digest, png_from_data_url
 from ragen_envs.text.config import CONTEXT_MODES, ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
 from ragen_envs.text_game import OBSERVATION_FORMATS
@@ -29,7 +30,12 @@ def main(argv: list[str] | None = None) -> None:
             episode.step(reply)
     for message in episode.messages:
         print(f"--- {message['role']} ---")
-        print(message["content"])
+        content = message["content"]
+        if isinstance(content, list):  # image observations: the text parts, each picture by its digest
+            content = "".join(
+                part["text"] if part["type"] == "text"
+                else f"[image {image_digest(png_from_data_url(part['image_url']['url']))}]" for part in content)
+        print(content)
     if episode.done:
         print(f"--- episode over: {episode.end_reason}, total reward {episode.total_reward:g} ---")
 

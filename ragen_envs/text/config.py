@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from ragen_envs.config_dicts import config_from_dict
+from ragen_envs.images import IMAGE_STYLES
 from ragen_envs.text.budgets import RAGEN_BUDGETS
 from ragen_envs.text.prompts import (
     DEFAULT_FEEDBACK_TEMPLATE,
@@ -26,7 +27,11 @@ from ragen_envs.text.prompts import (
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 CONTEXT_MODES = ("full", "last_k", "single")
+#: What each turn shows of the state: the state text, a picture of it, or both.
+OBSERVATION_MODES = ("text", "image", "both")
 _BUDGET_KEYS = tuple(RAGEN_BUDGETS)
+#: Fields left at None that ``resolved`` fills in: from the game or preset, else these defaults.
+_RESOLVED_DEFAULTS = {**RAGEN_BUDGETS, "observation": "text"}
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,12 @@ class ProtocolConfig:
     """Cell kind -> character overrides passed to the game (a "new vocabulary" evaluation)."""
     coordinate_base: int = 0
     """0 or 1: the first row/column index shown to the model."""
+    observation: str | None = None
+    """``text`` (the state text), ``image`` (a PNG of the board instead) or ``both``; None: the preset's (text)."""
+    image_size: int | None = None
+    """Pixels of the image's longer side (nearest-neighbour scaling); None: as the game draws it."""
+    image_style: str = "color"
+    """``color`` as the game draws its frames, or ``gray`` (luminance)."""
     think: bool = True
     """True: ``<think>...</think><answer>...</answer>`` is required; False: ``<answer>`` alone is enough."""
     context: str = "full"
@@ -85,6 +96,13 @@ class ProtocolConfig:
             raise ValueError(
                 f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"
             )
+        if self.observation is not None and self.observation not in OBSERVATION_MODES:
+            raise ValueError(f"observation must be one of {OBSERVATION_MODES}, got {self.observation!r}")
+        size = self.image_size
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or not 8 <= size <= 4096):
+            raise ValueError(f"image_size must be an integer in 8..4096 or None, got {self.image_size!r}")
+        if self.image_style not in IMAGE_STYLES:
+            raise ValueError(f"image_style must be one of {IMAGE_STYLES}, got {self.image_style!r}")
         if self.coordinate_base not in (0, 1):
             raise ValueError(f"coordinate_base must be 0 or 1, got {self.coordinate_base!r}")
         if self.context not in CONTEXT_MODES:
@@ -107,13 +125,15 @@ class ProtocolConfig:
             _check_template(name, getattr(self, name), allowed)
 
     def resolved(self, game_defaults: Mapping[str, Any] | None = None) -> ProtocolConfig:
-        """A copy with every budget filled in: this config, then the game's defaults, then RAGEN's."""
+        """A copy with every budget and the observation mode filled in: this config, then the game's (or
+        preset's) defaults, then RAGEN's budgets and ``text``."""
         game_defaults = dict(game_defaults or {})
         unknown = set(game_defaults) - {f.name for f in fields(self)}
         if unknown:
             raise ValueError(f"game text_defaults name unknown ProtocolConfig fields: {sorted(unknown)}")
         updates = {
-            key: game_defaults.get(key, RAGEN_BUDGETS[key]) for key in _BUDGET_KEYS if getattr(self, key) is None
+            key: game_defaults.get(key, default) for key, default in _RESOLVED_DEFAULTS.items()
+            if getattr(self, key) is None
         }
         return replace(self, **updates)
 

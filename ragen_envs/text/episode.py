@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 
 from ragen_envs.config_dicts import coerce_config
+from ragen_envs.images import encode_png, image_digest, image_part, styled_frame
 from ragen_envs.registration import get_preset, make
 from ragen_envs.seeding import as_seed
 from ragen_envs.text.config import ProtocolConfig
@@ -26,6 +27,10 @@ from ragen_envs.text_game import TextGame
 MAX_REPLY_CHARS = 64 * 1024
 #: The turn-record fields that hold model-written text of unbounded length, each cut to MAX_REPLY_CHARS.
 MODEL_TEXT_FIELDS = ("response", "reasoning", "think", "answer")
+#: The ``{observation}`` of a turn's text in ``image`` mode, where the picture stands in for the state text.
+IMAGE_OBSERVATION_TEXT = "(the picture)"
+# Where the image part goes in a turn's text; the text is split there into the parts before and after it.
+_IMAGE_MARK = "\x00image\x00"
 
 
 def make_env(env_name: str, env_config: Mapping[str, Any] | None = None, render_mode: str | None = None) -> gym.Env:
@@ -44,6 +49,35 @@ def make_env(env_name: str, env_config: Mapping[str, Any] | None = None, render_
             kwargs["config"] = dict(env_config)
         return gym.make(env_name, **kwargs)
     return make(preset.name, config=dict(env_config or {}), **kwargs)
+
+
+def preset_protocol(env_name: str) -> dict[str, Any]:
+    """The protocol defaults of the preset ``env_name`` names (e.g. ``observation`` of a visual preset); {} for
+    a plain Gymnasium id."""
+    try:
+        return dict(get_preset(env_name).protocol)
+    except ValueError:
+        return {}
+
+
+def message_content(text: str, png: bytes | None) -> str | list[dict[str, Any]]:
+    """A user message's content: the text alone, or OpenAI content parts with the image where the state goes."""
+    if png is None:
+        return text
+    before, _, after = text.partition(_IMAGE_MARK)
+    parts: list[dict[str, Any]] = [{"type": "text", "text": before}] if before else []
+    parts.append(image_part(png))
+    if after:
+        parts.append({"type": "text", "text": after})
+    return parts
+
+
+def content_text(content: Any) -> str:
+    """The text of a message's content: a string as it is, the text parts of a content-part list joined."""
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content
+                       if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str))
+    return content if isinstance(content, str) else ""
 
 
 def _config_dict(game: Any, fallback: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -79,12 +113,18 @@ class TextEpisode:
         config = coerce_config(ProtocolConfig, config)
         self.env_name = env_name
         self.seed = seed
+        defaults = preset_protocol(env_name)
+        if (config.observation or defaults.get("observation", "text")) != "text":
+            # The picture of each turn is the env's rgb_array frame; a human window would return none.
+            if render_mode not in (None, "rgb_array"):
+                raise ValueError(f"image observations need render_mode None or 'rgb_array', got {render_mode!r}")
+            render_mode = "rgb_array"
         self.env = make_env(env_name, env_config, render_mode)
         game = self.env.unwrapped
         if not isinstance(game, TextGame):
             raise TypeError(f"{env_name!r} builds a {type(game).__name__}, which does not implement TextGame")
         self.game: TextGame = game
-        self.config = config.resolved(game.text_defaults)
+        self.config = config.resolved({**game.text_defaults, **defaults})
         self.env_config = _config_dict(game, env_config)
         _, info = self.env.reset(seed=seed)
         self.level_seed = to_jsonable(info.get("level_seed"))
@@ -100,6 +140,7 @@ class TextEpisode:
                 f"bool, None; no tuples or numpy types), got {self._state!r:.200}"
             )
         self._observation = observation_text(game, self.config)
+        self._image = self._picture()
         self._responses: list[str] = []
         self._turns: list[dict[str, Any]] = []
         self.done = False
@@ -108,6 +149,7 @@ class TextEpisode:
         self.num_actions = 0
         self.end_reason: str | None = None
         self._turn_texts = [self._turn_text(reward=None, errors=())]
+        self._turn_images = [self._image]
 
     @property
     def turn(self) -> int:
@@ -118,6 +160,18 @@ class TextEpisode:
     def actions_left(self) -> int:
         """Actions the episode may still execute."""
         return self.config.max_actions_per_episode - self.num_actions
+
+    def _picture(self) -> bytes | None:
+        """The PNG of the current state in image and both modes, else None."""
+        if self.config.observation == "text":
+            return None
+        frame = styled_frame(self.env.render(), self.config.image_size, self.config.image_style)
+        return encode_png(frame)
+
+    @property
+    def image(self) -> bytes | None:
+        """The PNG the model is shown of the current state (None in ``text`` mode)."""
+        return self._image
 
     @property
     def history(self) -> list[dict[str, str]]:
@@ -133,18 +187,21 @@ class TextEpisode:
     def _view(self, past_turns: int) -> list[dict[str, str]]:
         # The rules always open the first user message kept, so every context mode still states them.
         first = max(0, len(self._turn_texts) - 1 - past_turns)
+        images = self._turn_images
         chat = [
             {"role": "system", "content": self.config.system_prompt},
-            {"role": "user", "content": f"{self._intro}\n\n{self._turn_texts[first]}"},
+            {"role": "user", "content": message_content(f"{self._intro}\n\n{self._turn_texts[first]}", images[first])},
         ]
         for index in range(first + 1, len(self._turn_texts)):
             chat.append({"role": "assistant", "content": self._responses[index - 1]})
-            chat.append({"role": "user", "content": self._turn_texts[index]})
+            chat.append({"role": "user", "content": message_content(self._turn_texts[index], images[index])})
         if len(self._responses) == len(self._turn_texts):  # finished: the last reply has no user turn after it
             chat.append({"role": "assistant", "content": self._responses[-1]})
         return chat
 
     def _turn_text(self, reward: float | None, errors: tuple[str, ...]) -> str:
+        shown = {"text": self._observation, "image": f"{IMAGE_OBSERVATION_TEXT}{_IMAGE_MARK}",
+                 "both": f"{self._observation}{_IMAGE_MARK}"}[self.config.observation]
         return render_turn(
             self.game,
             self.config,
@@ -152,7 +209,7 @@ class TextEpisode:
             actions_left=self.actions_left,
             last_reward=reward,
             last_errors=errors,
-            observation=self._observation,
+            observation=shown,
         )
 
     def step(self, response: str, finish_reason: str | None = None, reasoning: str | None = None) -> dict[str, Any]:
@@ -197,13 +254,14 @@ class TextEpisode:
         reward = math.fsum(rewards)
         penalty = 0.0 if parsed.format_ok else float(config.format_penalty)
         self.total_reward += reward + penalty
-        state_before, observation = self._state, self._observation
+        state_before, observation, image = self._state, self._observation, self._image
         if executed:  # without a step the state, and so its text, cannot have changed
             self._state = self.game.state_dict()
         record = {
             "turn": len(self._turns) + 1,
             "state_before": state_before,
             "observation": observation,
+            **({} if image is None else {"image": image_digest(image)}),
             "response": response,
             "finish_reason": finish_reason,
             "reasoning": reasoning,
@@ -231,10 +289,13 @@ class TextEpisode:
         self._responses.append(record["response"])
         self.end_reason = self._end_reason(terminated, truncated)
         self.done = record["done"] = self.end_reason is not None
+        if executed:  # the picture follows the state to the end (``image``), the text only while it is shown
+            self._image = self._picture()
         if not self.done:
             if executed:
                 self._observation = observation_text(self.game, config)
             self._turn_texts.append(self._turn_text(reward + penalty, parsed.errors))
+            self._turn_images.append(self._image)
         return record
 
     def _end_reason(self, terminated: bool, truncated: bool) -> str | None:

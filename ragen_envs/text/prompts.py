@@ -119,12 +119,21 @@ def format_hint(config: ProtocolConfig) -> str:
     return "Answer as <answer>...</answer>."
 
 
+def _legend(game: TextGame, config: ProtocolConfig) -> str:
+    """The game's legend, and in image and both modes its description of the picture (``image_legend``)."""
+    legend = game.legend_text(config.symbols, config.coordinate_base)
+    picture = getattr(game, "image_legend", "")  # optional: a game without pictures has none
+    if config.observation in ("image", "both") and picture:
+        return f"{legend}\n{picture}"
+    return legend
+
+
 def render_intro(game: TextGame, config: ProtocolConfig) -> str:
     """The rules, legend, actions, answer format and budget: the start of the first user message."""
     config = _resolved(game, config)
     return config.intro_template.format(
         rules=game.rules_text(),
-        legend=game.legend_text(config.symbols, config.coordinate_base),
+        legend=_legend(game, config),
         actions=_action_list(game),
         format=render_format(game, config),
         separator=config.action_separator,

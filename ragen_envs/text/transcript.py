@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragen_envs.images import image_digest
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode, make_env
 from ragen_envs.text.jsonable import to_jsonable
@@ -149,3 +151,36 @@ def save_episode_gif(record: Mapping[str, Any], path: str | Path, *, fps: int = 
         env.close()
     return save_gif(frames, path, fps=fps)
 
+
+
+def save_episode_frames(record: Mapping[str, Any], directory: str | Path) -> list[Path]:
+    """Write the picture of each turn's state (``turn_01.png``, ...) and of the end (``final.png``) into
+    ``directory``; returns their paths.
+
+    The episode is replayed from its record, so only the digests need to be stored: in an image-mode run
+    each picture is the one the model was shown (its digest is checked against the record's ``image``;
+    a difference raises :class:`ReplayMismatchError`); a text-mode run gets the same pictures drawn with
+    the protocol's image options. Needs no pillow.
+    """
+    config = ProtocolConfig.from_dict(record["protocol"])
+    if config.observation in (None, "text"):
+        config = replace(config, observation="both")
+    episode = TextEpisode(record["env"], record["seed"], config, record.get("env_config"))
+    out = Path(directory)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    try:
+        for turn in record["turns"]:
+            if episode.done:
+                raise ReplayMismatchError(f"replay ended after turn {episode.turn} but the record has more turns")
+            png = episode.image
+            if "image" in turn and image_digest(png) != turn["image"]:
+                raise ReplayMismatchError(f"turn {turn['turn']}: the replayed picture differs from the record")
+            paths.append(out / f"turn_{turn['turn']:02d}.png")
+            paths[-1].write_bytes(png)
+            episode.step(turn["response"], turn.get("finish_reason"), turn.get("reasoning"))
+        paths.append(out / "final.png")
+        paths[-1].write_bytes(episode.image)
+    finally:
+        episode.close()
+    return paths

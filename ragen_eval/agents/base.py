@@ -44,6 +44,10 @@ class Completion:
         return asdict(self)
 
 
+class UnsupportedInputError(ValueError):
+    """The agent cannot take this chat at all (e.g. pictures sent to a text-only model): retrying will not help."""
+
+
 def require_replies(n: int) -> None:
     """Refuse a request for fewer than one reply, the same way in every agent."""
     if n < 1:

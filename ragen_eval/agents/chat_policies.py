@@ -39,6 +39,7 @@ import numpy as np
 from gymnasium.envs.registration import load_env_creator
 
 from ragen_envs.registration import PRESETS
+from ragen_envs.text.episode import content_text
 from ragen_envs.text.parser import format_reply
 from ragen_envs.text.players import oracle_turn, random_turn
 from ragen_envs.text.prompts import DEFAULT_TURN_TEMPLATE
@@ -128,7 +129,7 @@ class ChatView:
 
 def read_chat(messages: list[dict[str, str]]) -> ChatView:
     """Read a :class:`ChatView` from a chat in the text protocol's default format; ValueError if it is not one."""
-    users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
+    users = [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
     if not users:
         raise ValueError("the chat has no user message")
     fields = _last_turn(users[-1], *template_regexes(DEFAULT_TURN_TEMPLATE))

@@ -1,7 +1,11 @@
 """A local ``transformers`` checkpoint as an agent (``ragen-eval --backend hf --model PATH``).
 
 Any causal LM directory with a tokenizer that has a chat template works: a Qwen2.5 or Llama download,
-a ``ragen-train`` checkpoint, or the tiny random models of :mod:`ragen_train.tiny`.
+a ``ragen-train`` checkpoint, or the tiny random models of :mod:`ragen_train.tiny`. A vision-language
+checkpoint (its config has a ``vision_config``: LLaVA, Qwen2-VL, ...) is loaded with ``AutoProcessor`` and
+``AutoModelForImageTextToText`` and plays image observations: its processor's chat template renders the
+``image_url`` content parts and its image processor reads their data URLs. It generates one request at a
+time (``generate``), not continuously batched.
 
 Generation is continuously batched (:class:`~ragen_eval.agents.kv_batching.KVBatch`): the ``act``
 calls of concurrent episodes share one KV cache, decoded one token per step on a worker thread so
@@ -21,19 +25,30 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import hashlib
 import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragen_eval.agents.base import Completion, SamplingParams, require_replies
+from ragen_eval.agents.base import Completion, SamplingParams, UnsupportedInputError, require_replies
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
 
     from ragen_eval.agents.kv_batching import DecodeRow
+
+
+def _is_vision_language(model_path: str) -> bool:
+    """Whether the checkpoint's config names a vision tower (``vision_config``), as image-text-to-text models do."""
+    try:
+        config = json.loads((Path(model_path) / "config.json").read_text())
+    except (OSError, ValueError):
+        return False  # not a readable local checkpoint: AutoTokenizer reports what is wrong
+    return isinstance(config, dict) and "vision_config" in config
 
 
 @dataclass
@@ -89,18 +104,32 @@ class HFAgent:
         self.max_batch_size = max_batch_size
         self.steps_per_call = steps_per_call
         self.threads = threads if threads is not None else max(1, (os.cpu_count() or 1) - 1)
+        #: The processor of a vision-language checkpoint (None for a text-only causal LM).
+        self.processor: Any = None
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+            if _is_vision_language(self.model_path):
+                from transformers import AutoProcessor
+
+                self.processor = AutoProcessor.from_pretrained(self.model_path)
+                self.tokenizer = self.processor.tokenizer
+            else:
+                self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot load a tokenizer from {self.model_path!r}: {exc}") from exc
-        if not getattr(self.tokenizer, "chat_template", None):
+        if not getattr(self.processor or self.tokenizer, "chat_template", None):
             raise ValueError(f"the tokenizer in {self.model_path!r} has no chat template; HFAgent needs one")
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
         kwargs: dict[str, Any] = {}
         if dtype is not None:
             kwargs["dtype"] = getattr(torch, dtype)
         try:
-            self.model = AutoModelForCausalLM.from_pretrained(self.model_path, **kwargs).to(device)
+            if self.processor is not None:
+                from transformers import AutoModelForImageTextToText
+
+                model_class: Any = AutoModelForImageTextToText
+            else:
+                model_class = AutoModelForCausalLM
+            self.model = model_class.from_pretrained(self.model_path, **kwargs).to(device)
         except (OSError, ValueError) as exc:
             raise ValueError(f"cannot load a causal LM from {self.model_path!r}: {exc}") from exc
         self.model.eval()
@@ -108,7 +137,9 @@ class HFAgent:
         eos_ids = list(eos) if isinstance(eos, (list, tuple)) else [eos]
         if self.tokenizer.eos_token_id is not None:
             eos_ids.append(self.tokenizer.eos_token_id)
-        self._batch = KVBatch(self.model, frozenset(i for i in eos_ids if i is not None), pad_id or 0,
+        self._eos_ids = frozenset(i for i in eos_ids if i is not None)
+        self._pad_id = pad_id or 0
+        self._batch = KVBatch(self.model, self._eos_ids, self._pad_id,
                               prefix_tokens=prefix_cache_tokens)
         self._pending: list[_Request] = []
         # One thread does all the model work: torch's thread setting and malloc's per-thread arenas
@@ -122,7 +153,7 @@ class HFAgent:
     def describe(self) -> dict[str, Any]:
         """What a run's config.json records about this agent."""
         return {"backend": "hf", "model": self.model_path, "device": self.device, "seed": self.seed,
-                "threads": self.threads}
+                "threads": self.threads, "vision": self.processor is not None}
 
     async def act(
         self,
@@ -134,12 +165,18 @@ class HFAgent:
     ) -> list[Completion]:
         """``n`` replies to ``messages``, decoded together with every other request in flight."""
         require_replies(n)
+        if self.processor is None and any(isinstance(m.get("content"), list) and any(
+                isinstance(p, dict) and p.get("type") == "image_url" for p in m["content"]) for m in messages):
+            raise UnsupportedInputError(f"{self.model_path!r} is a text-only model and the chat holds images; play "
+                             "observation=text or give a vision-language checkpoint")
         self._arrivals += 1
         where = [episode.env_name, episode.seed] if episode is not None else None
         arrival = self._arrivals if where is None and sampling.seed is None else None
         seed_key = json.dumps([self.seed, sampling.seed, where, arrival, messages], sort_keys=True, default=str)
         loop = asyncio.get_running_loop()
         request = _Request(messages, n, sampling, seed_key, loop.create_future(), [None] * n)
+        if self.processor is not None:
+            return await loop.run_in_executor(self._executor, self._generate_with_images, request)
         self._pending.append(request)
         if self._worker is None or self._worker.done():
             self._worker = asyncio.create_task(self._drive())
@@ -207,6 +244,41 @@ class HFAgent:
                 rows.append(DecodeRow(owner=(request, index), prompt_ids=list(prompt), max_tokens=s.max_tokens,
                                       temperature=s.temperature, top_p=s.top_p, generator=generator))
         return rows
+
+    def _generate_with_images(self, request: _Request) -> list[Completion]:
+        """Worker thread: ``n`` samples from the vision-language model, each from its own seeded RNG state."""
+        import torch
+
+        # A copy: the processor rewrites content parts in place, which would change the caller's chat (and
+        # so the next request's seed key).
+        inputs = self.processor.apply_chat_template(
+            copy.deepcopy(request.messages), add_generation_prompt=True, tokenize=True, return_dict=True,
+            return_tensors="pt").to(self.device)
+        prompt_tokens = int(inputs["input_ids"].shape[1])
+        s = request.sampling
+        options: dict[str, Any] = {"max_new_tokens": s.max_tokens, "pad_token_id": self._pad_id,
+                                   "eos_token_id": sorted(self._eos_ids)}
+        options.update({"do_sample": True, "temperature": s.temperature, "top_p": s.top_p} if s.temperature > 0
+                       else {"do_sample": False})
+        completions = []
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            for index in range(request.n):
+                seed = hashlib.sha256(f"{request.seed_key}\0{index}".encode()).digest()
+                # fork_rng: the sample's seed drives generate's sampling without touching the global RNG.
+                with torch.random.fork_rng(devices=[]), torch.no_grad():
+                    torch.manual_seed(int.from_bytes(seed[:8], "little") >> 1)
+                    output = self.model.generate(**inputs, **options)
+                tokens = output[0, prompt_tokens:].tolist()
+                stopped = bool(tokens) and tokens[-1] in self._eos_ids
+                completions.append(Completion(
+                    text=self.tokenizer.decode(tokens[:-1] if stopped else tokens, skip_special_tokens=True),
+                    finish_reason="stop" if stopped or len(tokens) < s.max_tokens else "length",
+                    prompt_tokens=prompt_tokens, completion_tokens=len(tokens)))
+        finally:
+            torch.set_num_threads(previous)
+        return completions
 
     def _completion(self, row: DecodeRow) -> Completion:
         kept = row.tokens[:-1] if row.finish_reason == "stop" else row.tokens

@@ -126,8 +126,8 @@ def test_a_streamed_completion_carries_the_same_answer_as_a_plain_one(reasoning_
 
 
 def test_content_parts_and_max_completion_tokens_are_understood():
-    parts = [{"type": "text", "text": "a b"}, {"type": "image_url", "image_url": {"url": "x"}}, {"type": "text",
-                                                                                                "text": " c"}]
+    parts = [{"type": "text", "text": "a b"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,"}},
+             {"type": "text", "text": " c"}]
     with serve_in_thread(ServeConfig(port=0), FixedAgent("one two three four")) as url:
         reply = post(url, {"model": "m", "messages": [{"role": "user", "content": parts}],
                            "max_completion_tokens": 2}).json()
