@@ -67,17 +67,19 @@ class BaseGame(gym.Env):
         self.render_mode = render_mode
         self.config = coerce_config(self.config_class, config)
         self.symbols = self._symbols(next(iter(self.symbol_sets.values()), {}), symbols)
-        self.action_space = spaces.Discrete(len(self.action_names))
         self.level: Any = None
         self.level_seed: int | None = None
         #: The current level's certificate (``info["certificate"]`` holds its ``to_dict()``).
         self.certificate: Certificate | None = None
         self._key = b""
         self.setup()
+        if "action_space" not in vars(self):  # a game whose names change per level sets its own
+            self.action_space = spaces.Discrete(len(self.action_names))
 
     # ------------------------------------------------------------------ what a game implements
     def setup(self) -> None:
-        """Set ``observation_space`` and ``text_defaults`` from ``self.config`` (called by ``__init__``)."""
+        """Set ``observation_space`` and ``text_defaults`` from ``self.config`` (called by ``__init__``; the action
+        space is ``Discrete(len(action_names))`` unless this sets one)."""
         raise NotImplementedError
 
     def new_level(self, seed: int) -> Any:
