@@ -67,8 +67,6 @@ PRESETS: tuple[Preset, ...] = (
     Preset("bandit_reversed", "ragen/BanditReversed-v0", _BANDIT,
            {"name_set": "reversed"}, None, "names whose connotations conflict with the payoffs"),
     Preset("countdown", "ragen/Countdown-v0", _COUNTDOWN, {}, None, "3 numbers up to 20, a target up to 100"),
-    Preset("countdown_4", "ragen/Countdown4-v0", _COUNTDOWN, {"count": 4, "max_number": 25}, None,
-           "4 numbers up to 25, a target up to 100"),
     Preset("sudoku", "ragen/Sudoku-v0", _SUDOKU, {}, 100, "4x4 grid, 6 givens"),
     Preset("sudoku_9x9", "ragen/Sudoku9x9-v0", _SUDOKU, {"size": 9, "givens": 40}, 200, "9x9 grid, 40 givens"),
     Preset("rubiks_2x2", "ragen/Rubiks2x2-v0", _RUBIKS, {}, 100, "2x2 cube, 1-4 turns from solved"),

@@ -126,12 +126,12 @@ class CountdownEnv(BaseGame):
         text = f"Numbers: {', '.join(map(str, self.level.numbers))}. Target: {self.level.target}."
         if self.answer is not None:
             shown = "undefined (division by zero)" if self.value is None else f"{self.value}"
-            text += f" You answered {self.action_names[self.answer]} = {shown}."
+            text += f" You answered {write(self.shapes[self.answer], self.level.numbers)} = {shown}."
         return {"grid": text}
 
     def state(self) -> dict[str, Any]:
         return {"numbers": list(self.level.numbers), "target": self.level.target,
-                "answer": None if self.answer is None else self.action_names[self.answer]}
+                "answer": None if self.answer is None else write(self.shapes[self.answer], self.level.numbers)}
 
     def plan(self) -> list[int]:
         return [self.level.solution]
