@@ -55,7 +55,6 @@ def test_the_certificate_is_optimal_by_an_independent_bfs(seed):
     env.reset(options={"level": level})
     cert = env.certificate
     assert cert.optimal_steps == level.distance == bfs_distance(level.stickers, 4)
-    assert cube.scramble([]) == cube.SOLVED
     state = level.stickers
     for move in cert.optimal_actions:
         state = cube.turn(state, move)

@@ -89,9 +89,9 @@ def test_generate_script_rebuilds_the_committed_leaderboard_layout(tmp_path):
                     "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
                    check=True, capture_output=True, cwd=tmp_path)
     assert (tmp_path / "out" / "leaderboard.md").exists()
-    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == ["default__hf__test",
-                                                                             "oracle__builtin__test",
-                                                                             "random__builtin__test"]
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == [
+        "default__hf__test", "oracle__builtin__test", "oracle__builtin__test__games", "random__builtin__test",
+        "random__builtin__test__games"]
     board = (tmp_path / "out" / "leaderboard.md").read_text()
     assert "| default " in board and "| hf " in board  # the embedded model is ranked with the baselines
     summary = json.loads((tmp_path / "out" / "runs" / "oracle__builtin__test" / "summary.json").read_text())
