@@ -24,7 +24,8 @@ from ragen_envs.rendering import frame_with_text, save_gif
 DOCS = pathlib.Path(__file__).resolve().parent
 IMAGES = DOCS / "images"
 BEGIN, END = "<!-- presets:begin -->", "<!-- presets:end -->"
-GAME_PAGES = {"SokobanEnv": "envs/sokoban.md", "FrozenLakeEnv": "envs/frozen_lake.md", "BanditEnv": "envs/bandit.md"}
+GAME_PAGES = {"SokobanEnv": "envs/sokoban.md", "FrozenLakeEnv": "envs/frozen_lake.md", "BanditEnv": "envs/bandit.md",
+              "CountdownEnv": "envs/countdown.md", "SudokuEnv": "envs/sudoku.md", "RubiksEnv": "envs/rubiks.md"}
 
 
 def preset_picture(name: str) -> np.ndarray:

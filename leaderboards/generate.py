@@ -5,7 +5,9 @@
     python leaderboards/generate.py --rewrite             # only rewrite tables and plots from leaderboard.json
 
 The three play every default env (sokoban, frozenlake, bandit) on the test split, 256 levels each
-(the harness default), into runs/leaderboard/; the default model is ``--model default``, the tiny
+(the harness default), into runs/leaderboard/; random and oracle also play the newer games
+(:data:`MORE_GAMES`) as runs of their own, so the default model's row keeps the envs it was trained
+on; the default model is ``--model default``, the tiny
 multi-game checkpoint in ragen_eval/default_model/, played in process by the hf backend. Extra runs
 on other levels get their random and oracle baselines played into runs/leaderboard/baselines/
 first (the ``ragen-eval baselines`` step); then the leaderboard, which only reads run directories,
@@ -30,10 +32,13 @@ from ragen_eval.run_dir import CONFIG_FILE, SUMMARY_FILE
 from ragen_eval.summary import summary_of
 
 HERE = Path(__file__).resolve().parent
+#: Games beyond the default envs that random and oracle play, in runs named ``*__games``.
+MORE_GAMES = ("countdown", "sudoku", "sudoku_9x9", "rubiks_2x2", "rubiks_2x2_hard")
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Play the three models and the extra runs' baselines, then build the leaderboard next to this script."""
+    """Play the three models (random and oracle also on MORE_GAMES) and the extra runs' baselines, then build
+    the leaderboard next to this script."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", help="extra run directories to rank")
     parser.add_argument("--episodes", type=int, default=256, help="levels per env for random, oracle and default")
@@ -58,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     # Step 1 plays; step 2 only reads. The three runs above are baselines of the default levels already.
     if extra:
         extra += play_baselines([*run_dirs, *extra], Path(args.runs_dir) / "baselines", progress=sys.stderr.isatty())
+    for model in BUILTIN_MODELS:  # the newer games' baselines are these two runs themselves
+        config = EvalConfig(model=model, envs=list(MORE_GAMES), episodes=args.episodes, split="test")
+        path = Path(args.runs_dir) / f"{config.run_name()}__games"
+        evaluate(config, path, progress=sys.stderr.isatty())
+        run_dirs.append(path)
     out = Path(args.out)
     board = build_leaderboard({path: summary_of(path) for path in [*run_dirs, *extra]})
     paths = write_leaderboard(board, out)

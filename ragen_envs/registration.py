@@ -40,6 +40,9 @@ class Preset:
 _SOKOBAN = "ragen_envs.sokoban.env:SokobanEnv"
 _FROZEN_LAKE = "ragen_envs.frozen_lake.env:FrozenLakeEnv"
 _BANDIT = "ragen_envs.bandit.env:BanditEnv"
+_RUBIKS = "ragen_envs.rubiks.env:RubiksEnv"
+_COUNTDOWN = "ragen_envs.countdown.env:CountdownEnv"
+_SUDOKU = "ragen_envs.sudoku.env:SudokuEnv"
 
 PRESETS: tuple[Preset, ...] = (
     Preset("sokoban", "ragen/Sokoban-v0", _SOKOBAN, {"max_actions_per_episode": 20}, 100,
@@ -75,6 +78,12 @@ PRESETS: tuple[Preset, ...] = (
            {"name_set": "heldout"}, None, "held-out arm names for generalisation tests"),
     Preset("bandit_reversed", "ragen/BanditReversed-v0", _BANDIT,
            {"name_set": "reversed"}, None, "names whose connotations conflict with the payoffs"),
+    Preset("countdown", "ragen/Countdown-v0", _COUNTDOWN, {}, None, "3 numbers up to 20, a target up to 100"),
+    Preset("sudoku", "ragen/Sudoku-v0", _SUDOKU, {}, 100, "4x4 grid, 6 givens"),
+    Preset("sudoku_9x9", "ragen/Sudoku9x9-v0", _SUDOKU, {"size": 9, "givens": 40}, 200, "9x9 grid, 40 givens"),
+    Preset("rubiks_2x2", "ragen/Rubiks2x2-v0", _RUBIKS, {}, 100, "2x2 cube, 1-4 turns from solved"),
+    Preset("rubiks_2x2_hard", "ragen/Rubiks2x2Hard-v0", _RUBIKS, {"min_distance": 5, "max_distance": 8}, 100,
+           "2x2 cube, 5-8 turns from solved"),
 )
 
 # Sokoban presets carry ``max_actions_per_episode``, the default action budget of their text episodes:

@@ -129,22 +129,31 @@ def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
 
 
 def headline_table(board: Leaderboard, width: int = HEADLINE_WIDTH) -> str:
-    """The table to read in a terminal: model, success per game with its 95% interval, format errors,
+    """The tables to read in a terminal: model, success per game with its 95% interval, format errors,
     think words per turn and claim accuracy, in lines of at most ``width`` characters. Model names are
-    shortened, then the last games left out (with a line saying so), until it fits."""
-    for games in range(len(board.envs), 0, -1):
-        for label_width in (32, 24, 16, 12):
-            table = _headline(board, board.envs[:games], label_width)
-            if max(map(len, table.splitlines())) <= width:
-                left_out = board.envs[games:]
-                return table + (f"\n\n(not shown: {', '.join(left_out)}; see leaderboard.csv)" if left_out else "")
-    raise ValueError(f"no headline table of this leaderboard fits {width} columns")
+    shortened until the games fit; games that still do not fit beside each other go into further tables
+    of the same columns, each listing the runs that played at least one of its games."""
+    tables, rest = [], list(board.envs)
+    while rest:
+        for games in range(len(rest), 0, -1):
+            table = next((t for label_width in (32, 24, 16, 12)
+                          if max(map(len, (t := _headline(board, rest[:games], label_width)).splitlines())) <= width),
+                         None)
+            if table is not None:
+                break
+        else:
+            raise ValueError(f"no headline table of this leaderboard fits {width} columns")
+        tables.append(table)
+        rest = rest[games:]
+    return "\n\n".join(tables)
 
 
 def _headline(board: Leaderboard, envs: list[str], label_width: int) -> str:
     header = ["model", *envs, "format err", "think words", "consistency"]
     rows = []
     for r in board.rows:
+        if all(r["per_env"].get(e) is None for e in envs):
+            continue  # a run of other games (their own table lists it)
         label = f"{r['model']} ({r['backend']})" + ("" if r["complete"] else "*")
         if len(label) > label_width:
             label = "…" + label[1 - label_width:]  # the end of a path or name tells runs apart

@@ -49,9 +49,10 @@ def _run(cli: str, args: list[str], corridor_path: Path, timeout: float) -> subp
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, cwd=corridor_path)
 
 
-def test_the_guide_holds_the_five_rooms_and_a_registration():
-    assert sorted(guide_files()) == sorted(f"corridor_game/{name}.py" for name in
-                                           ("__init__", "config", "level", "solver", "text", "env"))
+def test_the_guide_holds_a_game_in_two_files_of_at_most_80_lines():
+    files = guide_files()
+    assert sorted(files) == ["corridor_game/__init__.py", "corridor_game/game.py"]
+    assert sum(len(source.splitlines()) for source in files.values()) <= 80
 
 
 def test_the_corridor_is_a_gymnasium_env_and_a_text_game(corridor_path, monkeypatch):

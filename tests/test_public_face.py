@@ -17,7 +17,7 @@ import pytest
 import ragen_envs
 
 ROOT = Path(__file__).resolve().parent.parent
-GAME_PACKAGES = ("sokoban", "frozen_lake", "bandit")
+GAME_PACKAGES = ("sokoban", "frozen_lake", "bandit", "countdown", "sudoku", "rubiks")
 PRIVATE = tuple(f"ragen_envs.{game}" for game in GAME_PACKAGES)
 
 

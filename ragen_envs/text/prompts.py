@@ -87,7 +87,9 @@ def _resolved(game: TextGame, config: ProtocolConfig) -> ProtocolConfig:
 
 
 def _action_list(game: TextGame) -> str:
-    return ", ".join(game.action_names)
+    # A game with too many actions to list (Sudoku's placements) describes them with actions_text().
+    describe = getattr(game, "actions_text", None)
+    return describe() if describe is not None else ", ".join(game.action_names)
 
 
 def _example_answer(names: Sequence[str], config: ProtocolConfig) -> str:

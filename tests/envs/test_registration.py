@@ -22,6 +22,9 @@ STATE_KEYS = {
     "sokoban": {"game", "height", "width", "rows", "player", "boxes", "targets", "walls"},
     "frozenlake": {"game", "height", "width", "rows", "player", "start", "goal", "holes", "is_slippery"},
     "bandit": {"game", "arms", "chosen"},
+    "countdown": {"game", "numbers", "target", "answer"},
+    "sudoku": {"game", "size", "rows", "givens"},
+    "rubiks_2x2": {"game", "faces", "solved"},
 }
 
 

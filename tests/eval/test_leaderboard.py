@@ -89,9 +89,9 @@ def test_generate_script_rebuilds_the_committed_leaderboard_layout(tmp_path):
                     "--runs-dir", str(tmp_path / "runs"), "--out", str(tmp_path / "out")],
                    check=True, capture_output=True, cwd=tmp_path)
     assert (tmp_path / "out" / "leaderboard.md").exists()
-    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == ["default__hf__test",
-                                                                             "oracle__builtin__test",
-                                                                             "random__builtin__test"]
+    assert sorted(p.name for p in (tmp_path / "out" / "runs").iterdir()) == [
+        "default__hf__test", "oracle__builtin__test", "oracle__builtin__test__games", "random__builtin__test",
+        "random__builtin__test__games"]
     board = (tmp_path / "out" / "leaderboard.md").read_text()
     assert "| default (hf) " in board  # the embedded model is ranked with the baselines
     summary = json.loads((tmp_path / "out" / "runs" / "oracle__builtin__test" / "summary.json").read_text())
@@ -102,38 +102,66 @@ def _table_lines(markdown: str) -> list[str]:
     return [line for line in markdown.splitlines() if line.startswith("|")]
 
 
+def _headline_tables(markdown: str) -> list[list[str]]:
+    """The Markdown tables before the legend, each as its lines."""
+    tables, current = [], []
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append(current)
+            current = []
+    return tables + ([current] if current else [])
+
+
 def test_the_committed_headline_fits_120_columns_and_matches_the_full_table():
     committed = REPO / "leaderboards"
-    lines = _table_lines((committed / "leaderboard.md").read_text())
-    assert len(lines) == 2 + 3 and max(map(len, lines)) <= HEADLINE_WIDTH == 120
-    full = {row["model"]: row for row in csv.DictReader((committed / "leaderboard.csv").open())}
+    text = (committed / "leaderboard.md").read_text()
+    tables = _headline_tables(text)
     data = json.loads((committed / "leaderboard.json").read_text())
-    for line, row in zip(lines[2:], data["rows"]):
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        assert cells[0] == f"{row['model']} ({row['backend']})"
-        for env, cell in zip(data["envs"], cells[1:]):
-            low, high = row["per_env_ci95"][env]
-            assert cell == f"{row['per_env'][env]:.2f} [{low:.2f},{high:.2f}]"
-            assert float(full[row["model"]][env]) == pytest.approx(row["per_env"][env], abs=5e-4)
-        assert cells[4] == full[row["model"]]["format err"]
+    full = list(csv.DictReader((committed / "leaderboard.csv").open()))
+    assert len(full) == len(data["rows"])
+    shown = []
+    for lines in tables:
+        assert max(map(len, lines)) <= HEADLINE_WIDTH == 120
+        envs = [c.strip() for c in lines[0].strip("|").split("|")][1:-3]
+        shown += envs
+        played = [(row, csv_row) for row, csv_row in zip(data["rows"], full)
+                  if any(row["per_env"].get(env) is not None for env in envs)]
+        assert len(lines) == 2 + len(played)
+        for line, (row, csv_row) in zip(lines[2:], played):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            assert cells[0] == f"{row['model']} ({row['backend']})"
+            for env, cell in zip(envs, cells[1:]):
+                if row["per_env"].get(env) is None:
+                    assert cell == "-" and csv_row[env] == "-"
+                    continue
+                low, high = row["per_env_ci95"][env]
+                assert cell == f"{row['per_env'][env]:.2f} [{low:.2f},{high:.2f}]"
+                assert float(csv_row[env]) == pytest.approx(row["per_env"][env], abs=5e-4)
+            assert cells[len(envs) + 1] == csv_row["format err"]
+    assert shown == data["envs"]  # every game in some table, in order
     # the committed files are what the script writes from the committed figures
-    assert headline_table(load_leaderboard(committed / "leaderboard.json")) == "\n".join(lines)
+    assert headline_table(load_leaderboard(committed / "leaderboard.json")) == "\n\n".join("\n".join(t) for t in tables)
 
 
-def test_a_wide_leaderboard_shortens_names_then_leaves_games_out(tmp_path):
+def test_a_wide_leaderboard_shortens_names_then_splits_its_games_over_tables(tmp_path):
     board = load_leaderboard(REPO / "leaderboards" / "leaderboard.json")
+    board.rows = [r for r in board.rows if r["per_env"].get("sokoban") is not None]
+    board.envs = ["sokoban", "frozenlake", "bandit"]
     board.rows[0]["model"] = "organisation/a-very-long-model-name-that-goes-on-" + "x" * 40
     table = headline_table(board)
-    assert max(map(len, table.splitlines())) <= 120 and "(not shown" not in table
-    assert _table_lines(table)[2].startswith("| …") and "x (builtin)" in table
+    assert max(map(len, table.splitlines())) <= 120 and len(_headline_tables(table)) == 1
+    assert _headline_tables(table)[0][2].startswith("| …") and "x (builtin)" in table
     envs = ["sokoban", "frozenlake", "bandit", "simple_sokoban", "large_frozenlake", "bandit_hard"]
     for row in board.rows:
         for env in envs[3:]:
             row["per_env"][env], row["per_env_ci95"][env] = 0.5, [0.4, 0.6]
     board.envs = envs
-    table = headline_table(board)
-    assert max(map(len, table.splitlines())) <= 120
-    assert table.endswith("(not shown: simple_sokoban, large_frozenlake, bandit_hard; see leaderboard.csv)")
+    tables = _headline_tables(headline_table(board))
+    assert len(tables) == 2 and all(max(map(len, t)) <= 120 for t in tables)
+    headers = [[c.strip() for c in t[0].strip("|").split("|")][1:-3] for t in tables]
+    assert headers[0] + headers[1] == envs
 
 
 def test_rewrite_rebuilds_the_tables_from_leaderboard_json_alone(tmp_path):
