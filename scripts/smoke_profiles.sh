@@ -3,7 +3,7 @@
 #   bare   pip install ragen-envs          games + text protocol (then the env tests, with [dev] added)
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
-#   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
+#   trl    pip install "ragen-envs[trl]"   the TRL adapters' tests (two GRPO steps on Bandit through each hook)
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
 # pip's cache is shared with the caller, so a rerun takes a few minutes.
 set -euo pipefail
@@ -51,7 +51,8 @@ echo "== trl: pip install ragen-envs[trl]"
 py=$(new_venv trl)
 "$py" -m pip install -q "torch==2.13.0"
 "$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
-# Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
-"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
+# Two real GRPO steps of TRL on Bandit through each hook (rollout_func, environment_factory), with only this
+# extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py tests/train/test_trl_tools.py
 
 echo "all install profiles passed their smokes"
