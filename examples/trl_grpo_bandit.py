@@ -78,13 +78,18 @@ def main() -> None:
     trainer = GRPOTrainer(model=model, reward_funcs=[episode_reward, episode_success], args=config,
                           train_dataset=dataset, processing_class=tokenizer, rollout_func=game)
     trainer.train()
+    report(trainer, args.curve)
+
+
+def report(trainer: GRPOTrainer, curve: str | None) -> None:
+    """Print each logged step's mean episode reward and success rate; with ``curve``, write them as CSV."""
     rows = [(e["step"], e["reward"], e["rewards/episode_success/mean"])
             for e in trainer.state.log_history if "reward" in e]
     for step, reward, success in rows:
         print(f"step {step:>3}  mean episode reward {reward:+.3f}  success {success:.3f}")
-    if args.curve:
-        Path(args.curve).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.curve, "w", newline="") as handle:
+    if curve:
+        Path(curve).parent.mkdir(parents=True, exist_ok=True)
+        with open(curve, "w", newline="") as handle:
             csv.writer(handle).writerows([("step", "reward", "success"), *rows])
 
 

@@ -15,9 +15,7 @@ reward. Prints (and with ``--curve`` writes as CSV) the mean episode reward and 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -30,21 +28,23 @@ from ragen_train.rollout import encode_text
 from ragen_train.sft import Example, batch_nll
 from ragen_train.tiny import build_tiny_checkpoint
 from ragen_train.trl_tools import SEED_COLUMN, GameToolEnv, tool_dataset, with_tool_template
-from trl_grpo_bandit import payouts  # the sibling example (this script's folder is on sys.path)
+from trl_grpo_bandit import payouts, report  # the sibling example (this script's folder is on sys.path)
 
 
 def tool_call_demo(tokenizer, env: GameToolEnv, seed: int, rng: np.random.Generator) -> Example:
-    """One Bandit-style episode played by a random valid call, laid out as TRL lays out a rollout: the
-    model's tool call and closing reply (mask 1), the prompt and the tool's answer (mask 0)."""
+    """One episode played by calls of one random valid action each, then a short closing reply, laid out as
+    TRL lays out a rollout: the model's calls and reply (mask 1), the prompt and the tool's answers (mask 0)."""
     [row] = tool_dataset([seed])
     chat = [row["prompt"][0], {"role": "user", "content": env.reset(**{SEED_COLUMN: seed})}]
-    action = str(rng.choice(env.episode.game.action_names))
-    call = {"type": "function", "function": {"name": "act", "arguments": {"actions": [action]}}}
-    chat += [{"role": "assistant", "content": "", "tool_calls": [call]},
-             {"role": "tool", "name": "act", "content": env.act([action])},
-             {"role": "assistant", "content": "Done."}]
+    while not env.episode.done:
+        action = str(rng.choice(env.episode.game.action_names))
+        call = {"type": "function", "function": {"name": "act", "arguments": {"actions": [action]}}}
+        chat += [{"role": "assistant", "content": "", "tool_calls": [call]},
+                 {"role": "tool", "name": "act", "content": env.act([action])}]
+    chat.append({"role": "assistant", "content": "Done."})
     ids, mask, done = [], [], ""
-    for end, trained in ((2, False), (3, True), (4, False), (5, True)):  # prompt, call, tool answer, closing reply
+    for end in range(2, len(chat) + 1):  # the prompt, then each message as the template appends it
+        trained = chat[end - 1]["role"] == "assistant"
         text = tokenizer.apply_chat_template(chat[:end], tools=[env.act], tokenize=False,
                                              add_generation_prompt=not trained)
         piece = text[len(done):]
@@ -122,14 +122,7 @@ def main() -> None:
                                                                                      env=args.env))),
                           environment_factory=GameToolEnv.factory(args.env, env_config=payouts(args)))
     trainer.train()
-    rows = [(e["step"], e["reward"], e["rewards/episode_success/mean"])
-            for e in trainer.state.log_history if "reward" in e]
-    for step, reward, success in rows:
-        print(f"step {step:>3}  mean episode reward {reward:+.3f}  success {success:.3f}")
-    if args.curve:
-        Path(args.curve).parent.mkdir(parents=True, exist_ok=True)
-        with open(args.curve, "w", newline="") as handle:
-            csv.writer(handle).writerows([("step", "reward", "success"), *rows])
+    report(trainer, args.curve)
 
 
 if __name__ == "__main__":
