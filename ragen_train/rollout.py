@@ -46,6 +46,7 @@ class Trajectory:
     overflowed: bool = False  # ran out of max_seq_len; later turns were played with empty replies
     record: dict[str, Any] = field(default_factory=dict)  # the episode record (ragen_envs.text)
     reasoning_reward: float = 0.0  # the reasoning reward's terms summed over turns (in ``rewards`` too)
+    unplaced_reward: float = 0.0  # rewards of turns played before any token was sampled (0-token replies)
 
     @property
     def episode_reward(self) -> float:
@@ -66,11 +67,17 @@ class Trajectory:
         self.rewards.extend([0.0] * len(ids))
 
     def _add_reward(self, reward: float) -> None:
-        """Put a turn's reward on the last sampled token so far (GAE reads rewards there)."""
+        """Put a turn's reward on the last sampled token so far (GAE reads rewards there).
+
+        Before any token was sampled (an engine answered a turn with no tokens, played as an empty
+        reply) the reward has no token to sit on: it is kept and placed with the next turn's reward.
+        """
         last = max((i for i, m in enumerate(self.loss_mask) if m), default=None)
         if last is None:
-            raise RuntimeError("a turn reward arrived before any token was sampled")
-        self.rewards[last] += reward
+            self.unplaced_reward += reward
+            return
+        self.rewards[last] += reward + self.unplaced_reward
+        self.unplaced_reward = 0.0
 
 
 @dataclass
@@ -136,10 +143,11 @@ class RolloutBatch:
             if reward_placement == "turn-end":
                 out["rewards"][i, :n] = torch.tensor(t.rewards)
             else:
-                last = max(j for j, m in enumerate(t.loss_mask) if m)
-                out["rewards"][i, last] = sum(t.rewards)
+                last = max((j for j, m in enumerate(t.loss_mask) if m), default=None)
                 out["turn_rewards"][i] = 0.0
-                out["turn_rewards"][i, t.turn_ids[last]] = sum(t.rewards)  # the turn of that token
+                if last is not None:  # a trajectory that sampled no token has no token to credit
+                    out["rewards"][i, last] = sum(t.rewards)
+                    out["turn_rewards"][i, t.turn_ids[last]] = sum(t.rewards)  # the turn of that token
         return out
 
 
@@ -326,11 +334,14 @@ def generate(
     """Sample one reply per prompt with ``model.generate`` (left-padded batches, KV cache).
 
     Each reply is cut after its first stop token (kept: the model sampled it). ``temperature=0`` is
-    greedy decoding.
+    greedy decoding. Ids past the tokenizer's vocabulary (rows of a padded embedding table) are never
+    sampled.
     """
     device = next(model.parameters()).device
     pad = tokenizer.pad_token_id
     stops = set(stop_ids)
+    rows = model.get_output_embeddings().weight.shape[0]
+    padded = {"suppress_tokens": list(range(len(tokenizer), rows))} if rows > len(tokenizer) else {}
     replies: list[list[int]] = []
     for start in range(0, len(prompts), batch_size):
         chunk = prompts[start:start + batch_size]
@@ -343,11 +354,25 @@ def generate(
         sampling = {"do_sample": True, "temperature": temperature, "top_p": top_p, "top_k": 0} if temperature > 0 \
             else {"do_sample": False}
         out = model.generate(input_ids=ids.to(device), attention_mask=attn.to(device), max_new_tokens=max_new_tokens,
-                             eos_token_id=list(stop_ids), pad_token_id=pad, use_cache=True, **sampling)
+                             eos_token_id=list(stop_ids), pad_token_id=pad, use_cache=True, **sampling, **padded)
         for row in out[:, width:].tolist():
             cut = next((i + 1 for i, tok in enumerate(row) if tok in stops), len(row))
             replies.append(row[:cut])
     return replies
+
+
+def check_vocabulary(ids: Sequence[int], vocab_size: int) -> None:
+    """Raise ValueError unless every sampled id is one the tokenizer can decode (``0 <= id < vocab_size``).
+
+    A model whose embedding table is larger than its tokenizer (padded vocabularies), or an engine
+    serving another tokenizer, can sample ids that decode to nothing: played as silence and trained
+    as if they were text, they would corrupt the episode without a word.
+    """
+    bad = next((int(t) for t in ids if not 0 <= int(t) < vocab_size), None)
+    if bad is not None:
+        raise ValueError(f"the model sampled token id {bad}, outside the tokenizer's {vocab_size} ids; the model's "
+                         "vocabulary and its tokenizer do not match (a padded embedding table, or an engine with "
+                         "another tokenizer)")
 
 
 def rollout(
@@ -409,6 +434,7 @@ def rollout(
                                       seeds=request_seeds(generation_seed, turn, live))
             sampled, texts, finishes = {}, {}, {}
             for i, reply in zip(live, replies, strict=True):  # an engine must answer every prompt
+                check_vocabulary(reply, len(tokenizer))
                 sampled[i] = reply[:max_seq_len - len(trajs[i].input_ids)]
                 finished = bool(sampled[i]) and sampled[i][-1] in stops  # else it hit max_new_tokens or max_seq_len
                 texts[i] = tokenizer.decode(sampled[i], skip_special_tokens=True)

@@ -54,6 +54,11 @@ def episode_reward(completions: list[Any], ragen_reward: list[float], **kwargs: 
     return [float(r) for r in ragen_reward]
 
 
+def episode_success(completions: list[Any], ragen_success: list[bool], **kwargs: Any) -> list[float]:
+    """Each episode's success as 1.0 or 0.0: give it weight 0 in ``reward_weights`` to log it untrained."""
+    return [float(s) for s in ragen_success]
+
+
 @dataclass
 class GameRollout:
     """A ``rollout_func`` that plays one ragen game: ``GRPOTrainer(..., rollout_func=GameRollout("bandit"))``.

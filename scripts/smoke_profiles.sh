@@ -4,7 +4,7 @@
 #   eval   pip install "ragen-envs[eval]"  no torch; every --help, oracle runs over --local-server and --base-url
 #   docs   pip install "ragen-envs[docs]"  the docs site builds with warnings as errors (scripts/build_docs.sh)
 #   train  pip install "ragen-envs[train]" ragen-train --help and a one-step tiny run
-#   trl    pip install "ragen-envs[trl]"   the TRL adapter's tests (two GRPO steps on Bandit)
+#   trl    pip install "ragen-envs[trl]"   the TRL adapters' tests (two GRPO steps on Bandit through each hook)
 #   verifiers  pip install "ragen-envs[verifiers,eval]"  vf-eval against ragen-eval serve (verifiers pins openai<3)
 #   openenv pip install "ragen-envs[openenv]" openenv validate on the installed package; the OpenEnv server's tests
 # Any missing dependency fails the script (nonzero). The venvs live in a temp dir removed at exit;
@@ -61,8 +61,9 @@ echo "== trl: pip install ragen-envs[trl]"
 py=$(new_venv trl)
 "$py" -m pip install -q "torch==2.13.0"
 "$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
-# Two real GRPO steps of TRL on Bandit through the adapter, with only this extra installed.
-"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py
+# Two real GRPO steps of TRL on Bandit through each hook (rollout_func, environment_factory), with only this
+# extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py tests/train/test_trl_tools.py
 
 echo "== verifiers: pip install ragen-envs[verifiers,eval]"
 py=$(new_venv verifiers)

@@ -83,11 +83,7 @@ def test_the_completion_holds_every_turn_with_the_env_text_masked(policy):
     model, tokenizer = policy
     game = GameRollout("frozenlake", protocol={"max_turns": 3})
 
-    trainer = SimpleNamespace(
-        args=SimpleNamespace(seed=0, max_completion_length=24, temperature=1.0, top_p=1.0),
-        processing_class=tokenizer, model=model,
-        accelerator=SimpleNamespace(process_index=0, unwrap_model=lambda m: m),
-    )
+    trainer = _stand_in_trainer(model, tokenizer)
     prompts = [row["prompt"] for row in game.prompts([3, 3, 8])]
     out = game(prompts, trainer)
     assert set(out) == {"prompt_ids", "completion_ids", "env_mask", "logprobs", "ragen_reward", "ragen_success",
@@ -110,6 +106,67 @@ def test_the_completion_holds_every_turn_with_the_env_text_masked(policy):
         assert [tokenizer.decode(r, skip_special_tokens=True) for r in runs] == \
             [turn["response"] for turn in record["turns"]]
         assert record["seed"] == prompt[0][SEED_KEY]
+
+
+def _stand_in_trainer(model, tokenizer, max_completion_length=24):
+    """What GameRollout reads of a GRPOTrainer, without building one."""
+    return SimpleNamespace(
+        args=SimpleNamespace(seed=0, max_completion_length=max_completion_length, temperature=1.0, top_p=1.0),
+        processing_class=tokenizer, model=model,
+        accelerator=SimpleNamespace(process_index=0, unwrap_model=lambda m: m),
+    )
+
+
+def test_a_reply_of_no_tokens_is_played_as_an_empty_reply(policy, monkeypatch):
+    # The first turn's generation ends before any token (as an engine stopped at once can); the batch
+    # goes on, the turn scored as an empty reply: a format error with the protocol's penalty.
+    model, tokenizer = copy.deepcopy(policy[0]), policy[1]
+    real_generate, calls = model.generate, []
+
+    def generate(input_ids, **kwargs):
+        calls.append(1)
+        return input_ids if len(calls) == 1 else real_generate(input_ids=input_ids, **kwargs)
+
+    monkeypatch.setattr(model, "generate", generate)
+    game = GameRollout("frozenlake", protocol={"max_turns": 3})
+    prompts = [row["prompt"] for row in game.prompts([3, 8])]
+    out = game(prompts, _stand_in_trainer(model, tokenizer))
+    for reward, record, mask in zip(out["ragen_reward"], out["ragen_record"], out["env_mask"], strict=True):
+        first = record["turns"][0]
+        assert first["response"] == "" and not first["format_ok"] and first["penalty"] == pytest.approx(-0.1)
+        assert reward == pytest.approx(replay(record).total_reward)
+        assert mask[0] == 0  # the completion opens with the env's text of turn 2: turn 1 sampled nothing
+
+    # ragen-train's path: the turn's penalty is kept and credited with the next sampled turn.
+    from ragen_train.rollout import rollout
+
+    calls.clear()
+    batch = rollout(model, tokenizer, "bandit", [1, 2], group_size=2, max_new_tokens=8)
+    for traj in batch.trajectories:
+        assert traj.episode_reward == pytest.approx(-0.1) and not any(traj.loss_mask)
+    assert batch.to_tensors(tokenizer.pad_token_id)["scores"].tolist() == pytest.approx([-0.1] * 4)
+
+
+def test_token_ids_outside_the_vocabulary_are_refused(policy, monkeypatch):
+    model, tokenizer = copy.deepcopy(policy[0]), policy[1]
+    eos = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    monkeypatch.setattr(model, "generate", lambda input_ids, **kwargs: torch.cat(
+        [input_ids, torch.tensor([[len(tokenizer) + 5, eos]]).expand(input_ids.shape[0], -1)], dim=1))
+    game = GameRollout("bandit")
+    with pytest.raises(ValueError, match=f"token id {len(tokenizer) + 5}, outside the tokenizer's {len(tokenizer)}"):
+        game([row["prompt"] for row in game.prompts([1])], _stand_in_trainer(model, tokenizer))
+
+
+def test_a_padded_embedding_table_never_samples_past_the_tokenizer(policy):
+    # 64 extra rows, each far longer than any real one: unsuppressed, they would win nearly every draw.
+    model, tokenizer = copy.deepcopy(policy[0]), policy[1]
+    model.resize_token_embeddings(len(tokenizer) + 64)
+    with torch.no_grad():
+        extra = model.get_output_embeddings().weight[len(tokenizer):]
+        extra.copy_(torch.randn(extra.shape, generator=torch.Generator().manual_seed(0)) * 100)
+    game = GameRollout("bandit")
+    out = game([row["prompt"] for row in game.prompts([1, 2, 3, 4])], _stand_in_trainer(model, tokenizer))
+    assert all(0 <= t < len(tokenizer) for ids in out["completion_ids"] for t in ids)
 
 
 def test_bad_settings_and_foreign_prompts_fail_clearly():
