@@ -58,6 +58,9 @@ def transcript(record: Mapping[str, Any], judgement: Mapping[str, Any] | None = 
             lines += [x for x in [_plan_line(score)] if x]
             if judged is not None:
                 lines += _judge_lines(judged, score["claims"])
-        lines.append(f"\nexecuted {turn['actions_executed']} reward {turn['reward']:+.3f}"
-                     + ("" if turn["format_ok"] else f" format errors {turn['format_errors']}"))
+        # The turn's reward with its format penalty, so the turns add up to the episode's total_reward.
+        earned = turn["reward"] + turn.get("penalty", 0.0)
+        lines.append(f"\nexecuted {turn['actions_executed']} reward {earned:+.3f}"
+                     + ("" if turn["format_ok"] else f" (format penalty {turn.get('penalty', 0.0):+.3f}) "
+                                                     f"format errors {turn['format_errors']}"))
     return "\n".join(lines)

@@ -276,3 +276,17 @@ def test_every_shown_example_parses_and_the_cheap_ones_run(tmp_path, monkeypatch
     capsys.readouterr()
     assert {"--model", "--help-config", "show", "compare", "merge", "leaderboard", "ls"} <= set(ran)
     assert (tmp_path / "runs" / "oracle-merged" / "summary.json").is_file()
+
+
+def test_a_transcripts_turn_rewards_add_up_to_the_episode_reward():
+    # A malformed reply earns the format penalty; `ragen-eval show --episode` printed +0.000 for it.
+    import re
+
+    from ragen_envs.text import TextEpisode
+    from ragen_eval.transcripts import transcript
+
+    episode = TextEpisode("bandit", seed=3)
+    episode.step("no tags at all")
+    record = episode.record()
+    shown = [float(x) for x in re.findall(r"^executed .*? reward ([-+]\d+\.\d+)", transcript(record), re.M)]
+    assert shown and sum(shown) == pytest.approx(record["total_reward"]) and shown[0] < 0
