@@ -34,12 +34,17 @@ CERTIFICATE_MEANING = {
     "ragen_envs.frozen_lake.env": "the shortest path length and the optimal success probability under "
                                   "slipping within the horizon (value iteration)",
     "ragen_envs.bandit.env": "each arm's expected reward and variance; the optimal arm",
+    "ragen_envs.countdown.env": "a solution expression that reaches the target (only solvable instances are "
+                                "generated)",
+    "ragen_envs.sudoku.env": "the solution and its uniqueness (a solver confirmed exactly one), with the "
+                             "placements that fill the grid",
+    "ragen_envs.rubiks.env": "an optimal move sequence (shortest in face turns, from an exact distance table)",
 }
 
 
 def _leaderboard_success(rows: list[dict[str, Any]], model: str, env: str) -> dict[str, Any] | None:
     for row in rows:
-        if row["model"] == model and row["split"] == "test" and env in row.get("per_env", {}):
+        if row["model"] == model and row["split"] == "test" and row.get("per_env", {}).get(env) is not None:
             return {"success": round(row["per_env"][env], 4), "ci95": [round(x, 4) for x in row["per_env_ci95"][env]],
                     "split": "test", "source": "leaderboards/leaderboard.json"}
     return None
