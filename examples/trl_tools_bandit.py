@@ -89,7 +89,7 @@ def main() -> None:
                         "instead of each arm's expected reward")
     parser.add_argument("--steps", type=int, default=24, help="GRPO steps")
     parser.add_argument("--levels", type=int, default=256, help="train-split levels in the dataset")
-    parser.add_argument("--lr", type=float, default=5e-4, help="learning rate (5e-4 suits the tiny model; "
+    parser.add_argument("--lr", type=float, default=1e-4, help="learning rate (1e-4 suits the tiny model; "
                         "a pretrained one wants ~1e-6)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the warm start, the data order and sampling")
     parser.add_argument("--out", default="runs/trl_tools_bandit", help="output directory")
