@@ -129,9 +129,11 @@ def check_openenv(work: Path) -> None:
     results = {r["check_id"]: r["status"] for r in json.loads(report.read_text())["results"]}
     if results.get("static.manifest") != "pass" or {"fail", "error"} & set(results.values()):
         sys.exit(f"FAILED: openenv validate {package}: {results}")
-    if len(door.server_metadata("sokoban").readme_content.split("### ")) != 14:
-        sys.exit("FAILED: /metadata does not carry the 13 preset cards")
-    print("openenv: the installed package validates (static.manifest pass), 13 environment cards")
+    from ragen_envs import PRESETS
+
+    if len(door.server_metadata("sokoban").readme_content.split("### ")) != len(PRESETS) + 1:
+        sys.exit(f"FAILED: /metadata does not carry the {len(PRESETS)} preset cards")
+    print(f"openenv: the installed package validates (static.manifest pass), {len(PRESETS)} environment cards")
 
 
 def main() -> None:
