@@ -52,14 +52,18 @@ def _nearest(cells: Sequence[Cell], origin: Cell) -> Cell:
     return min(cells, key=lambda c: (abs(c[0] - origin[0]) + abs(c[1] - origin[1]), c))
 
 
+#: Games whose states have a thought template (those ragen_eval.consistency can check claims about).
+TEMPLATED_GAMES = ("sokoban", "frozenlake", "bandit")
+
+
 def templated_thought(state: Mapping[str, Any], actions: Sequence[str], coordinate_base: int = 0) -> str:
     """The thought before playing ``actions`` from ``state`` (a game's ``state_dict()``), with cells in
     the prompt's ``coordinate_base``. Raises ValueError for a game with no template."""
     game = state.get("game")
+    if game not in TEMPLATED_GAMES:
+        raise ValueError(f"no templated thought for game {game!r}; templates exist for {list(TEMPLATED_GAMES)}")
     if game == "bandit":
         return _bandit(state, actions)
-    if game not in ("sokoban", "frozenlake"):
-        raise ValueError(f"no templated thought for game {game!r}")
     board = Board.from_state(state)
 
     def at(cell: Sequence[int]) -> str:

@@ -33,7 +33,7 @@ OWN = {"ragen_envs", "ragen_eval", "ragen_train", "ragen_verifiers"}
 #: The extras that make every module of a package importable (beside the base requirements).
 PROFILE = {"ragen_envs": (), "ragen_eval": ("eval",), "ragen_train": ("train",), "ragen_verifiers": ("verifiers",)}
 #: Extras a package may import from inside a function, for an optional feature.
-OPTIONAL = {"ragen_envs": ("render",), "ragen_eval": ("train", "vllm"), "ragen_train": ("eval", "vllm"),
+OPTIONAL = {"ragen_envs": ("render",), "ragen_eval": ("train", "vllm"), "ragen_train": ("eval", "vllm", "trl"),
             "ragen_verifiers": ()}
 #: Packages whose profile ``[all]`` does not install (its own venv), with the module that shows it is there.
 OWN_PROFILE_ONLY = {"ragen_verifiers": "verifiers"}

@@ -28,6 +28,11 @@ class RandomReplyLM(nn.Module):
         self.anchor = nn.Parameter(torch.zeros(1))  # rollout reads the device from the parameters
         self.tokenizer = tokenizer
         self.generation_config = transformers.GenerationConfig(eos_token_id=tokenizer.eos_token_id)
+        # rollout reads the vocabulary size of the output layer (ids past the tokenizer's are never sampled)
+        self.head = nn.Linear(1, len(tokenizer), bias=False)
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.head
 
     def generate(self, input_ids, attention_mask, max_new_tokens, **_):
         rows = []

@@ -10,12 +10,25 @@ from pathlib import Path
 
 import pytest
 
+import ragen_envs
 from ragen_envs import PRESETS
 from ragen_eval.consistency import aggregate, score_episode, score_turn
 from ragen_train.demos import DemoConfig, play_demo, play_demos
-from ragen_train.thoughts import templated_thought
+from ragen_train.thoughts import TEMPLATED_GAMES, templated_thought
 
-GAME_PRESETS = [p.name for p in PRESETS]
+def _game(preset: str) -> str:
+    env = ragen_envs.make(preset)
+    env.reset(seed=0)
+    return env.unwrapped.state_dict()["game"]
+
+
+GAME_PRESETS = [p.name for p in PRESETS if _game(p.name) in TEMPLATED_GAMES]
+
+
+def test_games_without_a_template_are_refused_by_name() -> None:
+    assert len(GAME_PRESETS) >= 13
+    with pytest.raises(ValueError, match="no templated thought for game 'countdown'"):
+        play_demos(DemoConfig(env="countdown", mode="oracle", num_episodes=1, seed=0, thought="templated"))
 
 
 @pytest.mark.parametrize("env", GAME_PRESETS)
