@@ -40,21 +40,27 @@ def payouts(args: argparse.Namespace) -> dict[str, float] | None:
     return EXPECTED_PAYOUTS if args.env == "bandit" and not args.ragen_payouts else None
 
 
-def main() -> None:
-    """Parse the flags, warm-start a tiny model if asked, train with GRPO, print the reward curve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="tiny", help="checkpoint path or hub id; 'tiny': a fresh tiny model "
-                        "with a format-only warm start")
+def example_parser(description: str, model_help: str, lr: float, out: str) -> argparse.ArgumentParser:
+    """The flags both TRL examples take; ``model_help`` says what 'tiny' starts from, ``lr`` and ``out`` differ."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--model", default="tiny", help=model_help)
     parser.add_argument("--env", default="bandit", help="preset name (bandit, simple_sokoban, frozenlake, ...)")
     parser.add_argument("--ragen-payouts", action="store_true", help="Bandit's random payouts as in RAGEN (noisier) "
                         "instead of each arm's expected reward")
     parser.add_argument("--steps", type=int, default=24, help="GRPO steps")
     parser.add_argument("--levels", type=int, default=256, help="train-split levels in the dataset")
-    parser.add_argument("--lr", type=float, default=5e-4, help="learning rate (5e-4 suits the tiny model; "
+    parser.add_argument("--lr", type=float, default=lr, help=f"learning rate ({lr:g} suits the tiny model; "
                         "a pretrained one wants ~1e-6)")
     parser.add_argument("--seed", type=int, default=0, help="seeds the warm start, the data order and sampling")
-    parser.add_argument("--out", default="runs/trl_grpo_bandit", help="output directory")
+    parser.add_argument("--out", default=out, help="output directory")
     parser.add_argument("--curve", help="write step, reward, success per step to this CSV file")
+    return parser
+
+
+def main() -> None:
+    """Parse the flags, warm-start a tiny model if asked, train with GRPO, print the reward curve."""
+    parser = example_parser(__doc__.splitlines()[0], "checkpoint path or hub id; 'tiny': a fresh tiny model with a "
+                            "format-only warm start", 5e-4, "runs/trl_grpo_bandit")
     args = parser.parse_args()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # rollout_func is marked experimental in TRL
 

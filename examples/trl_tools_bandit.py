@@ -14,7 +14,6 @@ reward. Prints (and with ``--curve`` writes as CSV) the mean episode reward and 
 
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -28,7 +27,7 @@ from ragen_train.rollout import encode_text
 from ragen_train.sft import Example, batch_nll
 from ragen_train.tiny import build_tiny_checkpoint
 from ragen_train.trl_tools import SEED_COLUMN, GameToolEnv, tool_dataset, with_tool_template
-from trl_grpo_bandit import payouts, report  # the sibling example (this script's folder is on sys.path)
+from trl_grpo_bandit import example_parser, payouts, report  # the sibling example (this script's folder is on sys.path)
 
 
 def tool_call_demo(tokenizer, env: GameToolEnv, seed: int, rng: np.random.Generator) -> Example:
@@ -81,19 +80,8 @@ def warm_start(path: str, env_name: str, episodes: int, epochs: int, seed: int) 
 
 def main() -> None:
     """Parse the flags, warm-start a tiny model if asked, train with GRPO, print the reward curve."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="tiny", help="checkpoint path or hub id (a tool-calling model); "
-                        "'tiny': a fresh tiny model with a tool-format warm start")
-    parser.add_argument("--env", default="bandit", help="preset name (bandit, simple_sokoban, frozenlake, ...)")
-    parser.add_argument("--ragen-payouts", action="store_true", help="Bandit's random payouts as in RAGEN (noisier) "
-                        "instead of each arm's expected reward")
-    parser.add_argument("--steps", type=int, default=24, help="GRPO steps")
-    parser.add_argument("--levels", type=int, default=256, help="train-split levels in the dataset")
-    parser.add_argument("--lr", type=float, default=1e-4, help="learning rate (1e-4 suits the tiny model; "
-                        "a pretrained one wants ~1e-6)")
-    parser.add_argument("--seed", type=int, default=0, help="seeds the warm start, the data order and sampling")
-    parser.add_argument("--out", default="runs/trl_tools_bandit", help="output directory")
-    parser.add_argument("--curve", help="write step, reward, success per step to this CSV file")
+    parser = example_parser(__doc__.splitlines()[0], "checkpoint path or hub id (a tool-calling model); 'tiny': a "
+                            "fresh tiny model with a tool-format warm start", 1e-4, "runs/trl_tools_bandit")
     args = parser.parse_args()
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental in TRL
 
