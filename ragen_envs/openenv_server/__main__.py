@@ -16,7 +16,7 @@ import uvicorn
 from ragen_envs.openenv_server.app import MAX_BODY_BYTES, build_app
 from ragen_envs.openenv_server.environment import ServerSettings
 from ragen_envs.registration import get_preset
-from ragen_envs.server.policy import add_policy_arguments, check_bind, policy_from_args
+from ragen_envs.server.policy import add_policy_arguments, server_policy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,8 +35,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
     add_policy_arguments(parser)
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be in 0..65535, got {args.port}")
     if args.max_sessions < 1:
         parser.error(f"--max-sessions must be at least 1, got {args.max_sessions}")
     if not args.idle_timeout > 0:
@@ -45,11 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         get_preset(args.env)
     except ValueError as exc:
         parser.error(f"--env: {exc}")
-    try:
-        policy = policy_from_args(args)
-        check_bind(args.host, policy.auth_token)
-    except ValueError as exc:
-        parser.error(str(exc))
+    policy = server_policy(parser, args)
     if policy.max_connections < args.max_sessions:
         parser.error(f"--max-connections ({policy.max_connections}) counts sockets and HTTP requests together: "
                      f"it must be at least --max-sessions ({args.max_sessions})")

@@ -12,7 +12,7 @@ import sys
 
 from ragen_envs.server.app import EnvServer
 from ragen_envs.server.episodes import EpisodeStore
-from ragen_envs.server.policy import add_policy_arguments, check_bind, policy_from_args
+from ragen_envs.server.policy import add_policy_arguments, server_policy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,13 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="log every request on stderr")
     add_policy_arguments(parser)
     args = parser.parse_args(argv)
-    if not 0 <= args.port <= 65535:
-        parser.error(f"--port must be in 0..65535, got {args.port}")
-    try:
-        policy = policy_from_args(args)
-        check_bind(args.host, policy.auth_token)
-    except ValueError as exc:
-        parser.error(str(exc))
+    policy = server_policy(parser, args)
     try:
         store = EpisodeStore(args.max_episodes, args.idle_timeout, max_per_client=policy.max_sessions_per_client)
     except ValueError as exc:

@@ -393,6 +393,19 @@ def policy_from_args(args: argparse.Namespace) -> ClientPolicy:
         raise ValueError(message) from None
 
 
+def server_policy(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ClientPolicy:
+    """The policy a server's command line asks for, checked against the address it binds (``--host``,
+    ``--port``): a bad port, policy flag or an exposed bind without a token is a usage error (exit 2)."""
+    if not 0 <= args.port <= 65535:
+        parser.error(f"--port must be in 0..65535, got {args.port}")
+    try:
+        policy = policy_from_args(args)
+        check_bind(args.host, policy.auth_token)
+    except ValueError as exc:
+        parser.error(str(exc))
+    return policy
+
+
 def is_loopback(host: str) -> bool:
     """Whether binding ``host`` keeps a server on this machine (127.0.0.0/8, ::1, ``localhost``)."""
     try:
