@@ -68,7 +68,11 @@ class SFTConfig:
     warmup_steps: int = 10
     """Linear learning-rate warm-up, then cosine decay to 10% of ``lr``."""
     max_seq_len: int = 4096
-    """Episodes whose tokens exceed this are an error (raise it, or shorten the protocol)."""
+    """Episodes whose tokens exceed this are an error (raise it, or shorten the protocol), unless
+    ``drop_long`` is set."""
+    drop_long: bool = False
+    """Skip demonstrations longer than ``max_seq_len`` instead of stopping; each is recorded in
+    ``demo_records.jsonl`` as ``"dropped": "too_long"`` and counted in ``demos_summary.json``."""
     seed: int = 0
     """Seeds the tiny model's init and the order of examples."""
     tiny_hidden_size: int = 128
@@ -146,15 +150,20 @@ def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
     return traj.input_ids, traj.loss_mask
 
 
-def tokenize_demos(demos: Sequence[Demo], tokenizer: Any, max_seq_len: int) -> list[Example]:
-    """Tokenise every demo's chat with :func:`tokenize_chat`."""
-    examples = []
+def tokenize_demos(demos: Sequence[Demo], tokenizer: Any, max_seq_len: int,
+                   drop_long: bool = False) -> list[Example | None]:
+    """Tokenise every demo's chat with :func:`tokenize_chat`; one over ``max_seq_len`` is an error,
+    or with ``drop_long`` a None in its place."""
+    examples: list[Example | None] = []
     for demo in demos:
         ids, mask = tokenize_chat(tokenizer, demo.messages)
-        if len(ids) > max_seq_len:
+        if len(ids) <= max_seq_len:
+            examples.append(Example(ids, mask))
+        elif drop_long:
+            examples.append(None)
+        else:
             raise ValueError(f"a demonstration has {len(ids)} tokens, over max_seq_len={max_seq_len}; "
-                             "raise max_seq_len or shorten the protocol")
-        examples.append(Example(ids, mask))
+                             "raise max_seq_len, shorten the protocol or pass --drop-long")
     return examples
 
 
@@ -289,13 +298,21 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
             epoch, (k, indices) = _locate(schedules, position)
             began = time.perf_counter()
             demos = [(i, play_demo(config.demos[k], i, seeds[k][i])) for i in indices]
-            kept = [d for _, d in demos if d is not None]
+            played = [d for _, d in demos if d is not None]
+            examples = dict(zip(map(id, played),
+                                tokenize_demos(played, tokenizer, config.max_seq_len, config.drop_long)))
             for i, d in demos:
-                line = {"step": position, "set": k, "index": i, **(d.record if d else {"dropped": True})}
+                if d is None:
+                    line = {"step": position, "set": k, "index": i, "dropped": True}
+                elif examples[id(d)] is None:
+                    line = {"step": position, "set": k, "index": i, "dropped": "too_long"}
+                else:
+                    line = {"step": position, "set": k, "index": i, **d.record}
                 record_file.write(json.dumps(_summary_record(line)) + "\n")
+            kept = [d for d in played if examples[id(d)] is not None]
             lr = learning_rate(position, total, config)
             if kept:
-                loss, tokens = batch_nll(model, tokenize_demos(kept, tokenizer, config.max_seq_len),
+                loss, tokens = batch_nll(model, [examples[id(d)] for d in kept],
                                          tokenizer.pad_token_id, config.share_prefix)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
@@ -325,7 +342,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
     if not records:
         raise ValueError(f"no demonstrations were kept for {config.demos}; with successful_only=True, "
                          "play more episodes")
-    _write_demo_summary(records, out / "demos_summary.json")
+    _write_demo_summary(records, _count_too_long(out / "demo_records.jsonl"), out / "demos_summary.json")
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     _save_resume(model, tokenizer, optimizer, step, resume)
@@ -398,9 +415,16 @@ def _resolve_model(config: SFTConfig, out: Path) -> Path:
                                  intermediate_size=2 * config.tiny_hidden_size)
 
 
-def _write_demo_summary(records: Sequence[dict[str, Any]], path: Path) -> None:
+def _count_too_long(path: Path) -> int:
+    """Demonstrations skipped for their length (``drop_long``) in a run's demo records."""
+    lines = (json.loads(x) for x in path.read_text().splitlines() if x.strip())
+    return sum(x.get("dropped") == "too_long" for x in lines)
+
+
+def _write_demo_summary(records: Sequence[dict[str, Any]], too_long: int, path: Path) -> None:
     summary = {
         "episodes": len(records),
+        "dropped_too_long": too_long,
         "success_rate": float(np.mean([r["success"] for r in records])),
         "mean_reward": float(np.mean([r["total_reward"] for r in records])),
         "mean_turns": float(np.mean([r["num_turns"] for r in records])),
@@ -454,6 +478,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--weight-decay", type=float, default=d.weight_decay, help=field_help(docs, "weight_decay"))
     p.add_argument("--warmup-steps", type=int, default=d.warmup_steps, help=field_help(docs, "warmup_steps"))
     p.add_argument("--max-seq-len", type=int, default=d.max_seq_len, help=field_help(docs, "max_seq_len"))
+    p.add_argument("--drop-long", action="store_true", help=field_help(docs, "drop_long"))
     p.add_argument("--seed", type=int, default=d.seed, help="tiny-model init and example order")
     p.add_argument("--tiny-hidden-size", type=int, default=d.tiny_hidden_size,
                    help=field_help(docs, "tiny_hidden_size"))
@@ -496,7 +521,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
                  for env, n in zip(envs, counts)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
-                         seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers,
+                         drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers,
                          share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
     except (ValueError, TypeError) as error:
         bad_input(parser, str(error))

@@ -21,6 +21,7 @@ from ragen_train.sft import (  # noqa: E402
     learning_rate,
     masked_nll,
     run_sft,
+    tokenize_chat,
     tokenize_demos,
 )
 
@@ -119,3 +120,23 @@ def test_sft_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp_path: Path
     changed = [name for (name, p), (_, q) in zip(model.named_parameters(), init.named_parameters())
                if not torch.equal(p, q)]
     assert len(changed) == len(list(model.parameters()))  # every trainable parameter moved
+
+
+def test_drop_long_skips_and_counts_exactly_the_demos_over_max_seq_len(tmp_path: Path) -> None:
+    demo = DemoConfig(env="frozenlake", mode="oracle", num_episodes=16, seed=3)
+    probe = run_sft(SFTConfig(model="tiny", out=str(tmp_path / "probe"), epochs=1, batch_size=8, demos=demo))
+    tok = transformers.AutoTokenizer.from_pretrained(probe)
+    lengths = sorted(len(tokenize_chat(tok, d.messages)[0]) for d in play_demos(demo))
+    limit = lengths[len(lengths) // 2]  # about half the demonstrations are longer
+    too_long = sum(n > limit for n in lengths)
+    assert 0 < too_long < len(lengths)
+    with pytest.raises(ValueError, match="over max_seq_len"):
+        run_sft(SFTConfig(model="tiny", out=str(tmp_path / "strict"), epochs=1, batch_size=8, demos=demo,
+                          max_seq_len=limit))
+    out = run_sft(SFTConfig(model="tiny", out=str(tmp_path / "dropped"), epochs=1, batch_size=8, demos=demo,
+                            max_seq_len=limit, drop_long=True))
+    summary = json.loads((out / "demos_summary.json").read_text())
+    assert summary["dropped_too_long"] == too_long
+    assert summary["episodes"] == len(lengths) - too_long
+    rows = list(csv.DictReader(open(out / "sft_metrics.csv")))
+    assert sum(int(r["tokens"]) for r in rows) > 0
