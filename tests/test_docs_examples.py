@@ -17,7 +17,7 @@ PAGES = ("docs/index.md", "docs/install.md", "docs/envs.md",
          "docs/protocol.md", "docs/eval.md", "docs/backends.md", "docs/train.md", "docs/add_a_game.md",
          "docs/interfaces.md", "docs/consistency.md")
 #: Repository folders the examples name by relative path (as run from a checkout's root).
-CHECKOUT = ("configs", "benchmarks")
+CHECKOUT = ("configs",)
 #: First words of a line that runs something; an untagged or output block starting with one is mislabelled.
 PROGRAMS = re.compile(r"^(\$ )?(ragen-eval|ragen-train|python|pip|curl|bash|git|export|openenv) (?!\S+: )")
 
