@@ -17,6 +17,8 @@ PAGES = ("docs/index.md", "docs/install.md", "docs/envs.md",
          *sorted(str(p.relative_to(REPO)) for p in (REPO / "docs" / "envs").glob("*.md")),
          "docs/protocol.md", "docs/eval.md", "docs/backends.md", "docs/train.md", "docs/add_a_game.md",
          "docs/interfaces.md", "docs/consistency.md")
+#: Pages whose examples load a model in process (the [train] extra: torch, transformers).
+NEEDS_TRAIN = ("docs/eval.md", "docs/backends.md", "docs/train.md")
 #: Repository folders the examples name by relative path (as run from a checkout's root).
 CHECKOUT = ("configs",)
 #: First words of a line that runs something; an untagged or output block starting with one is mislabelled.
@@ -45,6 +47,9 @@ def test_the_pages_hold_examples_that_run():
 @pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_the_page_examples_run_in_order(page, tmp_path):
+    if page in NEEDS_TRAIN:
+        pytest.importorskip("torch")
+        pytest.importorskip("transformers")
     for name in CHECKOUT:
         (tmp_path / name).symlink_to(REPO / name)
     session = PythonSession(tmp_path)
