@@ -1,6 +1,6 @@
 """mkdocs hook: links from docs/ to repository files the site does not hold (code, experiment folders).
 
-On GitHub, ``[leaderboard](../leaderboards/leaderboard.md)`` or ``[runs](baselines/starpo/)`` in a
+On GitHub, ``[leaderboard](../leaderboards/leaderboard.md)`` or ``[runs](../experiments/baselines/starpo/)`` in a
 docs page opens the file or folder; the site built from docs/ has neither. Before mkdocs checks a
 page's links, each relative link whose target exists in the checkout but is no documentation file
 becomes a link into the repository (``repo_url`` in mkdocs.yml) or, without one, the repository path

@@ -6,7 +6,7 @@
 One card per registered preset: oracle and random success on the test split (leaderboards/leaderboard.json,
 where the preset was on the leaderboard), the level space and the split leak (docs/envs/level_space.json,
 written by scripts/level_space.py), the certificate's meaning, the protocol budgets, and a measured RL
-gain (docs/baselines/rl_gain/results.json) where one exists. Standard library and ragen_envs only.
+gain (experiments/rl_gain/data/results.json) where one exists. Standard library and ragen_envs only.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "ragen_envs" / "openenv_server" / "cards.json"
 LEADERBOARD = ROOT / "leaderboards" / "leaderboard.json"
 LEVEL_SPACE = ROOT / "docs" / "envs" / "level_space.json"
-RL_GAIN = ROOT / "docs" / "baselines" / "rl_gain" / "results.json"
+RL_GAIN = ROOT / "experiments" / "rl_gain" / "data" / "results.json"
 
 #: What a level's certificate states, by game (the entry point's module).
 CERTIFICATE_MEANING = {
@@ -82,7 +82,7 @@ def cards() -> dict[str, dict[str, Any]]:
                         "format_penalty": config.format_penalty},
             "rl_gain": None if gain is None else {
                 "levels": gain["levels"], "sft_success": gain["sft_success"], "rl_success": gain["rl_success"],
-                "mcnemar_p": gain["mcnemar_p"], "source": "docs/baselines/rl_gain/results.json"},
+                "mcnemar_p": gain["mcnemar_p"], "source": "experiments/rl_gain/data/results.json"},
         }
     return out
 

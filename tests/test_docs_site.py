@@ -16,7 +16,7 @@ from tests.script_modules import REPO, load_script
 hook = load_script("scripts/docs_repo_links.py")
 
 
-def _page(markdown: str, src_path: str = "baselines.md", repo_url: str | None = None) -> str:
+def _page(markdown: str, src_path: str = "train.md", repo_url: str | None = None) -> str:
     files = [SimpleNamespace(src_uri=p.relative_to(REPO / "docs").as_posix()) for p in (REPO / "docs").rglob("*")
              if p.is_file()]
     config = {"docs_dir": str(REPO / "docs"), "repo_url": repo_url}
@@ -26,7 +26,8 @@ def _page(markdown: str, src_path: str = "baselines.md", repo_url: str | None = 
 def test_links_to_repository_files_outside_the_site_become_repository_paths():
     assert _page("the [board](../leaderboards/leaderboard.md).") == (
         "the board (`leaderboards/leaderboard.md` in the repository).")
-    assert _page("runs in [docs/baselines/starpo/](baselines/starpo/)") == "runs in `docs/baselines/starpo/`"
+    assert _page("runs in [experiments/baselines/starpo/](../experiments/baselines/starpo/)") == (
+        "runs in `experiments/baselines/starpo/`")
     assert _page("[board](../leaderboards/leaderboard.md#x)", repo_url="https://example.org/r/") == (
         "[board](https://example.org/r/blob/HEAD/leaderboards/leaderboard.md#x)")
     assert _page("![a](images/x.png) [t](../scripts/)", repo_url="https://example.org/r") == (

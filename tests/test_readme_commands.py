@@ -5,7 +5,6 @@ main and test commands by CI itself."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import subprocess
@@ -14,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.doc_blocks import RUNNABLE, code_blocks, command_env
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
-BLOCKS = re.findall(r"```(bash|python)\n(.*?)```", README, re.S)
+BLOCKS = [(block.language, block.code) for block in code_blocks("README.md") if block.language in RUNNABLE]
 MARKED = {m.group(1).strip() for m in re.finditer(r"<!-- [a-z-]+ -->\s*```bash\n(.+?)\n```", README, re.S)}
 
 
@@ -28,8 +29,7 @@ def _commands(*programs: str) -> list[str]:
 
 
 def _run(argv: list[str], cwd: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENAI_API_KEY": "sk-local-test"}
-    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(argv, cwd=cwd, env=command_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, f"{shlex.join(argv)} exited {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
     return done.stdout
 

@@ -5,7 +5,7 @@ steps), ends below ``--floor`` (mean of its last 10 steps): it learned, then los
 also gives the step of the first collapse alert and the validation success at the last step.
 
     python experiments/baselines/collapse_summary.py runs/baselines/bandit/rl/starpo \\
-        runs/baselines/bandit/rl/starpo-s runs/collapse/bandit__* --plot docs/baselines/bandit_seeds.png
+        runs/baselines/bandit/rl/starpo-s runs/collapse/bandit__* --plot experiments/baselines/bandit_seeds.png
 
 ``--export DIR`` also writes each run's compact copy (``config.yaml`` and the metric columns the
 study reads) to ``DIR/<run name>/``; those copies are run directories this script reads again, so the

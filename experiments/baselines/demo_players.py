@@ -2,9 +2,9 @@
 
 Plays ``--episodes`` demonstrations per game and player (``oracle``, and ``format``: uniformly random
 valid actions) on the train split with demo seed 0, the levels SFT trains on, and writes the figures
-as JSON beside the doc that quotes them (docs/baselines.md, "Demonstration players, measured").
+as JSON beside the record that quotes them (experiments/baselines/README.md, "Demonstration players, measured").
 
-    python experiments/baselines/demo_players.py --out docs/baselines/demo_players.json
+    python experiments/baselines/demo_players.py --out experiments/baselines/demo_players.json
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     """Measure every game and player, write the JSON and print the Markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--episodes", type=int, default=300, help="demonstrations per game and player")
-    parser.add_argument("--out", type=Path, default=Path("docs/baselines/demo_players.json"))
+    parser.add_argument("--out", type=Path, default=Path("experiments/baselines/demo_players.json"))
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")

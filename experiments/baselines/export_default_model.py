@@ -98,7 +98,7 @@ def _readme(game: str, name: str, best: dict, size_mb: float, max_tokens: int, c
 # The embedded default model of `ragen-eval`
 
 A tiny Qwen2-architecture causal LM ({size_mb:.1f} MB, random init, trained only on this machine's CPU):
-the best {game} model of the tiny baselines ({name}). See docs/baselines.md for how every baseline
+the best {game} model of the tiny baselines ({name}). See experiments/baselines/README.md for how every baseline
 was trained and how they compare.
 
 Test split ({best['episodes']} episodes, temperature {SELECT_TEMPERATURE}): success {best['success']:.3f},

@@ -8,14 +8,14 @@ For each game (Bandit, FrozenLake 4x4, SimpleSokoban), from a tiny random model:
 4. every model evaluated on the test split through ``ragen-eval --backend hf``.
 
 Every stage is skipped when its output already exists, so a rerun resumes. Results go to
-``<out>/results.json``. ``--docs`` also writes the compact outputs to ``docs/baselines/starpo/``
+``<out>/results.json``. ``--docs`` also writes the compact outputs to ``experiments/baselines/starpo/``
 (``results.json`` and, per RL run, ``config.yaml`` and the per-step metrics the table and curves read),
-then the table (``docs/baselines/results.md``) and the learning curves from those copies alone;
+then the table (``experiments/baselines/results.md``) and the learning curves from those copies alone;
 ``--from-docs`` redraws the table and curves from the committed copies without any run.
 
     python experiments/baselines/run_baselines.py --out runs/baselines --docs
     python experiments/baselines/run_baselines.py --games bandit --out runs/baselines   # one game
-    python experiments/baselines/run_baselines.py --from-docs                            # recompute the docs
+    python experiments/baselines/run_baselines.py --from-docs                            # redraw the table and curves
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from collapse_summary import export as export_run  # noqa: E402
 
 from ragen_train.run_log import upgrade_row  # noqa: E402
 
-DOCS = REPO / "docs" / "baselines"
+DOCS = REPO / "experiments" / "baselines"
 #: The committed compact outputs: ``results.json`` and ``<game>/<preset>/`` copies of the RL runs.
 COMPACT = DOCS / "starpo"
 
@@ -196,7 +196,7 @@ def export_compact(results: dict[str, Any], out: Path) -> None:
 
 
 def write_docs(results: dict[str, Any], out: Path) -> None:
-    """The results table (Markdown) and one learning-curve figure per game, under docs/baselines/, from
+    """The results table (Markdown) and one learning-curve figure per game, under experiments/baselines/, from
     ``results`` and the RL runs' metrics under ``out/<game>/<preset>/``."""
     import matplotlib
 
@@ -261,10 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", default=",".join(GAMES), help=f"comma-separated subset of {list(GAMES)}")
     parser.add_argument("--out", default="runs/baselines", help="directory for checkpoints, runs and evaluations")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--docs", action="store_true", help="write docs/baselines/results.md and the curves")
+    parser.add_argument("--docs", action="store_true", help="write experiments/baselines/results.md and the curves")
     parser.add_argument("--sft-only", action="store_true", help="only the two SFT models and their evaluation")
     parser.add_argument("--from-docs", action="store_true",
-                        help="only redraw docs/baselines/results.md and the curves from docs/baselines/starpo/")
+                        help="only redraw experiments/baselines/results.md and the curves from experiments/baselines/starpo/")
     args = parser.parse_args(argv)
     if args.from_docs:
         if not (COMPACT / "results.json").is_file():

@@ -115,7 +115,7 @@ init, trained only on a CPU) that plays SimpleSokoban, FrozenLake (slippery) and
 default text protocol, the prompts every other model is evaluated with. It was trained by
 supervised fine-tuning on oracle play of fresh train-split levels, one pass each, in {len(p['stages'])} stage(s):
 {demos}. Its replies are
-`<think></think><answer>...</answer>`. See docs/baselines.md for the curve of success against data.
+`<think></think><answer>...</answer>`. See experiments/default_model/README.md for the curve of success against data.
 
 Test split ({p['test_episodes_per_game']} levels per game, ragen-eval's default sampling):
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # A candidate v11 of the default model: one more lake pair on top of the shipped weights, with the
-# lake data that took a lake-only model of this size to 0.37 on test (docs/baselines.md, "The lake
+# lake data that took a lake-only model of this size to 0.37 on test (experiments/lake_data_scale/README.md, "The lake
 # alone, by data": 192,000 demonstrations). From the embedded default model (v9 up to commit 1790521, copied to
 # OUT/stage8): stage 11 trains on 128,000 fresh FrozenLake levels alone with the short prompt (lr 1e-3,
 # demo seed 13), stage 12 brings all three games back to the default protocol with stage 4's mix
 # (8,000 Sokoban, 12,000 FrozenLake, 1,000 Bandit fresh levels, demo seed 14). Rerun to resume.
-# Usage: experiments/default_model/lake_pair.sh [OUT]     (then evaluate.py --split val, as in docs/baselines.md)
+# Usage: experiments/default_model/lake_pair.sh [OUT]     (then evaluate.py --split val, as in experiments/default_model/README.md)
 set -euo pipefail
 OUT=${1:-runs/default_model_v11}
 CHUNK=${CHUNK:-500}

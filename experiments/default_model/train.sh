@@ -14,7 +14,7 @@ source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
 # Stage 1: learn to read a Sokoban grid. With the default protocol (rules, legend and history
 # around the grid) a 2-layer model stayed on the plateau where it moves without reading the grid
 # through 35,000 Sokoban demonstrations (loss 0.40, test success 0.125 at step 2,750 of a 64k/32k/2k
-# run; docs/baselines.md); with the grid alone each turn, 32,000 got it past (the RL-gain study's
+# run; experiments/default_model/README.md); with the grid alone each turn, 32,000 got it past (the RL-gain study's
 # SFT stage, the same command).
 SHORT=$(cat "$(dirname "$0")/../rl_gain/short_protocol.json")
 chunked "$OUT-stage1" --model tiny --tiny-num-layers "$LAYERS" --env simple_sokoban --episodes 32000 --mode oracle --thought none --epochs 1 \
@@ -38,7 +38,7 @@ default_stage() {  # default_stage DIR N EPISODES DEMO_SEED   (EPISODES: Sokoban
 }
 # Stages 3-4: the lake. After stage 2 the model's first lake moves were barely better than chance
 # (optimal 0.436, chance 0.381); this pair took FrozenLake from 0.234 to 0.328 on the test split, but
-# not on val (0.266 -> 0.246; docs/baselines.md).
+# not on val (0.266 -> 0.246; experiments/default_model/README.md).
 short_stage 3 frozenlake 3
 default_stage "$OUT-stage4" 4 8000,12000,1000 4
 # Stages 5-6 and 7-8: Sokoban again, now from a model that has seen the default protocol. Sokoban
@@ -48,7 +48,7 @@ default_stage "$OUT-stage6" 6 12000,8000,1000 6
 short_stage 7 simple_sokoban 9
 default_stage "$OUT-stage8" 8 12000,8000,1000 10
 # Stage 9: the lake, with the default protocol this time. A lake-only model of this size needed
-# 192,000-256,000 lake demonstrations to reach 0.37 (docs/baselines.md), and the lake learned with the
+# 192,000-256,000 lake demonstrations to reach 0.37 (experiments/default_model/README.md), and the lake learned with the
 # short prompt did not carry over to the default protocol while 8,000 lake-only steps made the model
 # forget Sokoban (v11). So the default protocol all along, with Sokoban and Bandit mixed in:
 # FrozenLake 0.258 -> 0.342 on 1,024 val levels, Sokoban kept (0.766 -> 0.770 on 256).

@@ -6,7 +6,7 @@ are counted across both. Beside success stands how often a turn's first move was
 has a higher chance of reaching the goal), with what a uniformly random move would score on the
 same states: ``experiments/default_model/diagnose.py``'s measure of whether a model reads the lake.
 
-    python experiments/lake_data_scale/export.py runs/lake_data_scale --out docs/baselines/lake_data_scale
+    python experiments/lake_data_scale/export.py runs/lake_data_scale --out experiments/lake_data_scale/data
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ Per game: ``<game>.csv`` pairs every test level's outcome before RL (the SFT che
 ``<game>-starpo-s/`` is the training run's compact copy (config and per-step metrics, as
 ``experiments/baselines/collapse_summary.py --export`` writes it). ``results.json`` holds the table.
 
-    python experiments/rl_gain/export.py runs/rl_gain --out docs/baselines/rl_gain    # from the runs
-    python experiments/rl_gain/export.py runs/rl_gain/replication --out docs/baselines/rl_gain/replication
-    python experiments/rl_gain/export.py --out docs/baselines/rl_gain                 # from the CSVs
+    python experiments/rl_gain/export.py runs/rl_gain --out experiments/rl_gain/data    # from the runs
+    python experiments/rl_gain/export.py runs/rl_gain/replication --out experiments/rl_gain/data/replication
+    python experiments/rl_gain/export.py --out experiments/rl_gain/data                 # from the CSVs
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@
 set -euo pipefail
 GAME=$1
 OUT=${2:-runs/rl_gain}
-SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of docs/baselines.md
+SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of experiments/rl_gain/README.md
 PROTOCOL=${PROTOCOL-$SHORT}
 protocol=()
 [ -z "$PROTOCOL" ] || protocol=(--protocol "$PROTOCOL")

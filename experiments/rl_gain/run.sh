@@ -6,7 +6,7 @@
 # Usage: experiments/rl_gain/run.sh GAME [OUT]      GAME: frozenlake_det | frozenlake | simple_sokoban
 # SFT_MODEL=DIR (or `default`, the embedded default model) starts from that checkpoint instead of
 # training one: it is copied to OUT/GAME-sft and plays the "SFT" side of the comparison.
-# EXPORT=DIR (default docs/baselines/rl_gain) is where export.py writes the compact outputs.
+# EXPORT=DIR (default experiments/rl_gain/data) is where export.py writes the compact outputs.
 # Every stage (demos, both evaluations, RL) plays PROTOCOL: by default a short prompt (no rules or
 # legend, the grid alone each turn, no <think>), since a 2-layer model has to find the grid in it;
 # PROTOCOL='' plays the default protocol, '{"think": false, ...}' any other.
@@ -17,13 +17,13 @@ OUT=${2:-runs/rl_gain}
 # deterministic FrozenLake 0.236 on 512 test levels); 32,000 got it past (0.563).
 SFT_EPISODES=${SFT_EPISODES:-32000}
 RL_STEPS=${RL_STEPS:-300}
-# RAGEN's 1e-6 is for 0.5B+ models; 3e-4 made a weak (0.2) start worse (docs/baselines.md).
+# RAGEN's 1e-6 is for 0.5B+ models; 3e-4 made a weak (0.2) start worse (experiments/rl_gain/README.md).
 ACTOR_LR=${ACTOR_LR:-1e-4}
 # Further `ragen-train` overrides for the RL stage, e.g. RL_ARGS="reward_scale=0.1" (space-separated).
 read -ra rl_args <<< "${RL_ARGS:-}"
 # One intra-op thread: on a small shared CPU, torch's pool spinning against other processes is slower.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of docs/baselines.md
+SHORT=$(cat "$(dirname "$0")/short_protocol.json")  # the short prompt of experiments/rl_gain/README.md
 PROTOCOL=${PROTOCOL-$SHORT}
 sft_protocol=() eval_protocol=() train_protocol=()
 if [ -n "$PROTOCOL" ]; then
@@ -50,4 +50,4 @@ final=$(ls -d "$rl"/checkpoints/step_* | sort -V | tail -1)
 [ -f "$OUT/$GAME-rl-test/summary.json" ] || ragen-eval --model "$final" --backend hf --env "$GAME" \
   --split test --episodes 512 --out "$OUT" --run-name "$GAME-rl-test" "${eval_protocol[@]}"
 ragen-eval compare "$OUT/$GAME-sft-test" "$OUT/$GAME-rl-test" | tee "$OUT/$GAME-compare.txt"
-python experiments/rl_gain/export.py "$OUT" --out "${EXPORT:-docs/baselines/rl_gain}"
+python experiments/rl_gain/export.py "$OUT" --out "${EXPORT:-experiments/rl_gain/data}"

@@ -18,7 +18,7 @@ from tests.script_modules import REPO  # noqa: E402
 
 pytestmark = pytest.mark.train
 
-COMMITTED = REPO / "docs" / "baselines" / "default_model"
+COMMITTED = REPO / "experiments" / "default_model" / "data"
 #: The committed config of each stage, in train.sh's order.
 STAGES = ("v4/stage1_sft_config.json", "v4/sft_config.json", "v6-lake-stage/stage3_sft_config.json",
           "v6-lake-stage/sft_config.json", "v7-sokoban-stage/stage5_sft_config.json",

@@ -75,4 +75,4 @@ def test_the_committed_table_is_the_committed_compact_copy(monkeypatch, tmp_path
     module = load_script("experiments/baselines/run_baselines.py")
     monkeypatch.setattr(module, "DOCS", tmp_path)
     assert module.main(["--from-docs"]) == 0
-    assert (tmp_path / "results.md").read_text() == (REPO / "docs" / "baselines" / "results.md").read_text()
+    assert (tmp_path / "results.md").read_text() == (REPO / "experiments" / "baselines" / "results.md").read_text()
