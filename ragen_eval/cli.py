@@ -336,8 +336,8 @@ def play_baselines(run_dirs: list[str | os.PathLike[str]], out_dir: str | os.Pat
     model. Returns the baseline run directories, to be ranked beside ``run_dirs`` by ``ragen-eval leaderboard``.
     """
     made = []
-    for key, config in baseline_configs(run_dirs):
-        path = Path(out_dir) / f"{config.run_name()}__{key}"
+    for name, config in baseline_configs(run_dirs):
+        path = Path(out_dir) / name
         evaluate(config, path, progress=progress)
         made.append(path)
     return made

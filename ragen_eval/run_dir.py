@@ -68,9 +68,18 @@ def level_set_key(config: EvalConfig) -> str:
     """A short digest of what decides which levels a run plays and how: runs with equal keys are paired
     (the leaderboard's p-value against random, the baselines ``ragen-eval baselines`` plays)."""
     fields = config.to_dict()  # the JSON form: typed protocol and game configs become their overrides
-    level_set = {key: fields[key] for key in ("split", "seed_start", "protocol", "env_configs", "levels_sha256",
-                                              "levels_limit")}
-    return hashlib.sha256(json.dumps(level_set, sort_keys=True).encode()).hexdigest()[:8]
+    return _short_digest({key: fields[key] for key in ("split", "seed_start", "protocol", "env_configs",
+                                                       "levels_sha256", "levels_limit")})
+
+
+def config_digest(config: EvalConfig) -> str:
+    """A short digest of everything that decides a run's results (:meth:`EvalConfig.identity`): runs with
+    equal digests may share a directory, so the digest can name one."""
+    return _short_digest(config.identity())
+
+
+def _short_digest(fields: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:8]
 
 
 def package_versions() -> dict[str, str]:

@@ -26,7 +26,7 @@ from ragen_eval.agents import make_agent
 from ragen_eval.agents.base import Agent, Completion
 from ragen_eval.config import BUILTIN_MODELS, EvalConfig
 from ragen_eval.local_server import local_server
-from ragen_eval.run_dir import RunDir, level_set_key, load_run
+from ragen_eval.run_dir import RunDir, config_digest, level_set_key, load_run
 from ragen_eval.run_stats import RunStats
 
 
@@ -175,10 +175,13 @@ async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir,
 
 
 def baseline_configs(run_dirs: list[str | os.PathLike[str]]) -> list[tuple[str, EvalConfig]]:
-    """The random and oracle runs the level sets of ``run_dirs`` lack, as (level-set key, config) pairs.
+    """The random and oracle runs the level sets of ``run_dirs`` lack, as (run directory name, config) pairs.
 
     Runs are grouped by :func:`~ragen_eval.run_dir.level_set_key`; a group that already holds a
-    built-in baseline covering its envs and episodes gets none.
+    built-in baseline covering its envs and episodes gets none. The name,
+    ``<model>__builtin__<split>__<level-set key>__<episodes>ep-<config digest>``, differs for every
+    config (:func:`~ragen_eval.run_dir.config_digest`), so baselines for other envs or episode counts on
+    the same levels get their own directories and a rerun of the same config resumes its own.
     """
     groups: dict[str, list[EvalConfig]] = {}
     for path in run_dirs:
@@ -193,8 +196,8 @@ def baseline_configs(run_dirs: list[str | os.PathLike[str]]) -> list[tuple[str, 
                    and c.episodes >= episodes for c in members):
                 continue
             base = members[0]
-            wanted.append((key, EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
-                                           seed_start=base.seed_start, protocol=base.protocol,
-                                           env_configs=base.env_configs, levels=base.levels,
-                                           levels_limit=base.levels_limit)))
+            config = EvalConfig(model=model, envs=envs, episodes=episodes, split=base.split,
+                                seed_start=base.seed_start, protocol=base.protocol, env_configs=base.env_configs,
+                                levels=base.levels, levels_limit=base.levels_limit)
+            wanted.append((f"{config.run_name()}__{key}__{episodes}ep-{config_digest(config)}", config))
     return wanted

@@ -14,6 +14,7 @@ import pytest
 from ragen_eval.cli import evaluate, main, play_baselines
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import HEADLINE_WIDTH, build_leaderboard, headline_table, load_leaderboard
+from ragen_eval.run_dir import load_run
 from ragen_eval.summary import summary_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,6 +49,41 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     assert (baselines[0] / "episodes.jsonl").read_bytes() == played
     # The leaderboard itself plays nothing: it ranks exactly the runs it is given.
     assert len(_board([tmp_path / "mine"]).rows) == 1
+
+
+def _baselines(capsys, runs, out) -> list[Path]:
+    """Run ``ragen-eval baselines`` and return the baseline run directories it prints."""
+    capsys.readouterr()
+    assert main(["baselines", *map(str, runs), "--out", str(out), "--no-progress"]) == 0
+    return [Path(line) for line in capsys.readouterr().out.split()]
+
+
+def test_baselines_of_other_envs_or_episodes_on_the_same_levels_get_their_own_runs(tmp_path, capsys):
+    # Three runs on one level set (same split and seeds) that differ in episodes or envs, each
+    # followed by its own `baselines` step into one --out.
+    wanted = {"few": (["bandit"], 4), "more": (["bandit"], 8), "wider": (["bandit", "frozenlake"], 4)}
+    played = {}
+    for name, (envs, episodes) in wanted.items():
+        evaluate(EvalConfig(model="random", envs=envs, episodes=episodes), tmp_path / name, progress=False)
+        [played[name]] = _baselines(capsys, [tmp_path / name], tmp_path / "baselines")
+    assert len(set(played.values())) == 3 and all(p.parent == tmp_path / "baselines" for p in played.values())
+    assert played["few"].name.startswith("oracle__builtin__test__") and "__4ep-" in played["few"].name
+    # Each is exactly the oracle run of its own config, as played on its own.
+    for name, (envs, episodes) in wanted.items():
+        alone = tmp_path / "alone" / name
+        evaluate(EvalConfig(model="oracle", envs=envs, episodes=episodes), alone, progress=False)
+        assert load_run(played[name]) == load_run(alone)
+    # Asking again reuses the run of the same config; the others are left as they were.
+    files = {name: (path / "episodes.jsonl").read_bytes() for name, path in played.items()}
+    assert _baselines(capsys, [tmp_path / "few"], tmp_path / "baselines") == [played["few"]]
+    assert {name: (path / "episodes.jsonl").read_bytes() for name, path in played.items()} == files
+    # An interrupted baseline run (three episodes and a torn line) resumes without replaying those three.
+    lines = files["more"].splitlines(keepends=True)
+    (played["more"] / "episodes.jsonl").write_bytes(b"".join(lines[:3]) + lines[3][:40])
+    assert _baselines(capsys, [tmp_path / "more"], tmp_path / "baselines") == [played["more"]]
+    resumed = (played["more"] / "episodes.jsonl").read_bytes()
+    assert resumed.startswith(b"".join(lines[:3])) and len(resumed.splitlines()) == 8
+    assert load_run(played["more"]) == load_run(tmp_path / "alone" / "more")
 
 
 def test_baselines_of_a_folder_that_is_no_run_fail_before_playing(tmp_path, capsys):
