@@ -33,6 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import merge_values, parse_flag
@@ -98,7 +99,7 @@ def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--server-arg", action="append", default=[], dest="server_args",
                    help="extra argument for the local server, e.g. --server-arg=--latency=0.2")
     g = p.add_argument_group("levels")
-    g.add_argument("--env", default=None,
+    g.add_argument("--env", default=None, action=GivenOnce,
                    help="comma-separated presets or groups (default, all, sokoban_all, ...; default: "
                         f"{','.join(DEFAULT_ENVS)}); see ragen-eval ls")
     g.add_argument("--levels", default=None, metavar="FILE_OR_DIR",

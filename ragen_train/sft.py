@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from ragen_envs.config_dicts import config_from_dict, require_ints
+from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag
@@ -457,10 +458,10 @@ def build_parser() -> argparse.ArgumentParser:
     docs = field_docs(SFTConfig)
     p.add_argument("--model", default=d.model, help="checkpoint directory, or 'tiny' for a fresh tiny model")
     p.add_argument("--out", default=None, help="output directory for the fine-tuned checkpoint (required)")
-    p.add_argument("--env", default=dd.env,
+    p.add_argument("--env", default=dd.env, action=GivenOnce,
                    help="game preset, or several comma-separated for one model of all (bandit,frozenlake,...)")
     p.add_argument("--mode", default=dd.mode, choices=DEMO_MODES, help="oracle play or format-only random play")
-    p.add_argument("--episodes", default=str(dd.num_episodes),
+    p.add_argument("--episodes", default=str(dd.num_episodes), action=GivenOnce,
                    help="demonstration episodes to play: one count for every game, or one per --env game")
     p.add_argument("--thought", default=dd.thought, choices=THOUGHT_STYLES,
                    help="inside <think>: describe (where things are), templated (short true reasoning: where things "
