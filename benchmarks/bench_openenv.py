@@ -6,12 +6,14 @@ Three players, each timed on the same scripted turns at 1, 64 and 256 concurrent
   on loopback; this process is the client, one WebSocket per session, all sessions in flight at once;
 - ``inproc``: ``EpisodeBatch`` on the same seeds and replies, in this process, no server at all;
 - ``echo``: OpenEnv's reference environment (the echo environment ``openenv init`` writes), served by
-  the same ``create_app`` and uvicorn, same client; its turns do no game work, so it is the floor of
-  what any environment served this way costs.
+  the same ``create_app`` and the same uvicorn settings and collector tuning (``app.serve``), same
+  client; its turns do no game work, so it is the floor of what any environment served this way costs.
 
 A measurement resets every session untimed (level generation is the same cost in or out of a server),
 then times five turns of every session, all sessions in flight at once; with fewer sessions it repeats
-this (256 / sessions cycles), so every measurement plays about the same number of turns. Two figures:
+this (256 / sessions cycles), so every measurement plays about the same number of turns. The client
+connects as OpenEnv's ``EnvClient`` does (``websockets``, per-message deflate offered; the servers
+decline it) and takes the server's defaults (chat "new", no records). Two figures:
 turns/s (turns played / wall seconds of the timed turns), and CPU per turn, the server process's CPU
 time (``/proc``) over the timed turns, or this process's for in-process play; CPU time does not count
 other work on a shared machine, so the cost ratio (ragen server CPU / in-process CPU per turn) holds on
@@ -47,16 +49,17 @@ TURNS = 5
 REPLIES = ["<think>push it</think><answer>Up || Left</answer>", "<think>around</think><answer>Down</answer>",
            "<think>again</think><answer>Right || Up</answer>", "no tags at all", "<think>on</think><answer>Left</answer>"]
 ECHO_RUNNER = """
-import socket, sys, uvicorn
+import socket, sys
 sys.path.insert(0, sys.argv[1])
 from openenv.core.env_server.http_server import create_app
 from benchecho.models import BenchechoAction, BenchechoObservation
 from benchecho.server.benchecho_environment import BenchechoEnvironment
+from ragen_envs.openenv_server.app import serve
 app = create_app(BenchechoEnvironment, BenchechoAction, BenchechoObservation, env_name="benchecho",
                  max_concurrent_envs=int(sys.argv[2]))
 sock = socket.create_server(("127.0.0.1", 0), backlog=2048)
 print(f"listening on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-uvicorn.Server(uvicorn.Config(app, log_level="warning", backlog=2048)).run(sockets=[sock])
+serve(app, sock)
 """
 
 
@@ -81,7 +84,7 @@ def server(argv: list[str]) -> Iterator[tuple[str, int]]:
 
 
 async def _over_ws(url: str, pid: int, sessions: int, cycles: int, echo: bool) -> tuple[float, float, int]:
-    sockets = [await connect(url, max_size=None, compression=None) for _ in range(sessions)]
+    sockets = [await connect(url, max_size=None) for _ in range(sessions)]
     actions = [json.dumps({"type": "step", "data": {"message" if echo else "reply": r}}) for r in REPLIES[:TURNS]]
 
     async def play(ws) -> int:

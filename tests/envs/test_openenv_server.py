@@ -252,6 +252,12 @@ def test_capacity_error_and_no_slot_leaked_by_killed_clients() -> None:
 
 
 def test_idle_session_is_closed_and_its_slot_freed() -> None:
+    with serve("--env", "bandit", "--max-sessions", "2", "--idle-timeout", "1") as url:
+        with connect(ws_url(url)) as busy:  # a message every 0.4 s for 2.8 s: never idle for 1 s
+            assert exchange(busy, "reset", {"seed": 1})["type"] == "observation"
+            for _ in range(7):
+                time.sleep(0.4)
+                assert exchange(busy, "state")["type"] == "state"
     with serve("--env", "bandit", "--max-sessions", "1", "--idle-timeout", "1") as url:
         with connect(ws_url(url)) as idle:
             assert exchange(idle, "reset", {"seed": 1})["type"] == "observation"
