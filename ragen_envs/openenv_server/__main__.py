@@ -7,13 +7,10 @@ a parent process reads the port it got from that line.
 from __future__ import annotations
 
 import argparse
-import gc
 import socket
 import sys
 
-import uvicorn
-
-from ragen_envs.openenv_server.app import MAX_BODY_BYTES, build_app
+from ragen_envs.openenv_server.app import build_app, serve
 from ragen_envs.openenv_server.environment import ServerSettings
 from ragen_envs.registration import get_preset
 from ragen_envs.server.policy import add_policy_arguments, server_policy
@@ -57,20 +54,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 1
     host, port = sock.getsockname()[:2]
-    config = uvicorn.Config(app, log_level="info" if args.verbose else "warning", access_log=args.verbose,
-                            ws_max_size=MAX_BODY_BYTES, backlog=2048, timeout_keep_alive=30)
-    # Every turn allocates many short-lived objects (pydantic envelopes, JSON); with hundreds of sessions
-    # alive, Python's default collector re-scans them all so often that it cost more than the turns
-    # themselves (benchmarks/bench_openenv.py). Startup objects are frozen out of the scans and young
-    # generations are collected less often.
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(20_000, 20, 20)
     print(f"ragen_envs.openenv_server: listening on http://{host}:{port}", flush=True)
-    try:
-        uvicorn.Server(config).run(sockets=[sock])
-    except KeyboardInterrupt:
-        pass
+    serve(app, sock, verbose=args.verbose)
     return 0
 
 

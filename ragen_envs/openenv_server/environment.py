@@ -4,6 +4,13 @@ A thin adapter over :class:`ragen_envs.text.TextEpisode`: ``reset`` opens an epi
 server's :class:`~ragen_envs.server.policy.ClientPolicy` (so what a client may ask is checked there,
 as on ``python -m ragen_envs.server``), ``step`` hands the reply to ``TextEpisode.step`` and turns its
 record into an observation. Nothing here plays a turn itself.
+
+By default an observation carries only the chat messages that are new to the client (``chat="new"``):
+the opening chat on reset, then on each step the messages that follow the model's reply; the turn and
+episode records come only when a reset asks for them (``records=True``). OpenEnv serialises every answer
+twice (``model_dump``, then the envelope's JSON), object by object: the growing chat was most of an
+answer's bytes, and the records' game states (every wall of a Sokoban room, before and after each
+turn, then all of it again in the episode record) most of its serialising work (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -17,13 +24,15 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from ragen_envs.server.policy import ClientPolicy, PolicyError
-from ragen_envs.text.episode import TextEpisode
+from ragen_envs.text.episode import TextEpisode, content_text
 from ragen_envs.text.parser import format_reply
 
 #: Longest reply accepted, in characters: a reply is a few KB of text; this bounds parsing per request.
 MAX_REPLY_CHARS = 65_536
 #: Most action names one ``actions`` list may carry (the protocol executes at most a few per turn).
 MAX_ACTION_NAMES = 64
+#: What an observation's ``messages`` holds: the messages new to the client, or the whole chat.
+CHAT_MODES = ("new", "full")
 
 
 class GameAction(Action):
@@ -44,16 +53,23 @@ class GameObservation(Observation):
     """Where the episode stands after a reset or a step.
 
     ``reward`` (OpenEnv's field) is the turn's reward plus its format penalty, what ``ragen-train``
-    credits to the turn (0 on reset).
+    credits to the turn (0 on reset). With ``chat="new"`` the client keeps the chat: it appends its
+    reply and then ``messages`` after each step.
     """
 
-    messages: list[dict[str, str]] = Field(default_factory=list, description="the chat to send the model now")
-    text: str | None = Field(default=None, description="the newest user turn (the state text); None once done")
+    messages: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="chat 'new': on reset the opening chat, on a step the messages after the model's reply "
+                    "(append the reply, then these); chat 'full': the whole chat to send the model now")
+    chat: str = Field(default="new", description="what messages holds: 'new' or 'full' (the reset's chat)")
+    text: str | None = Field(default=None, description="the newest user turn's text (the state); None once done")
     info: dict[str, Any] = Field(default_factory=dict,
                                  description="env, seed, turn, success, actions_left, format_errors, total_reward, end_reason, ...")
-    turn: dict[str, Any] | None = Field(default=None, description="the turn record of docs/protocol.md (steps only)")
+    turn: dict[str, Any] | None = Field(
+        default=None, description="the turn record of docs/protocol.md (steps of a reset with records=True)")
     record: dict[str, Any] | None = Field(
-        default=None, description="the episode record once done (its certificate only with --reveal-certificate)")
+        default=None, description="the episode record once done (with records=True; its certificate only with "
+                                  "--reveal-certificate)")
     certificate: Any = Field(default=None, description="the level's certificate, only with --reveal-certificate")
 
 
@@ -87,20 +103,41 @@ class TextGameEnvironment(Environment[GameAction, GameObservation, GameState]):
         super().__init__()
         self.settings = settings or ServerSettings()
         self._episode: TextEpisode | None = None
-        self._state = GameState()
+        self._episode_id: str | None = None
+        self._chat = "new"
+        self._records = False
+        self._sent = 0  # messages of the chat the client holds (with chat "new")
 
     def reset(self, seed: int | None = None, episode_id: str | None = None, env: str | None = None,
               protocol: Mapping[str, Any] | None = None, env_config: Mapping[str, Any] | None = None,
-              levels: str | None = None, **kwargs: Any) -> GameObservation:
-        """Open a new episode (closing this session's previous one); unknown arguments are refused."""
+              levels: str | None = None, chat: str | None = None, records: bool = False,
+              **kwargs: Any) -> GameObservation:
+        """Open a new episode (closing this session's previous one); unknown arguments are refused.
+
+        ``chat`` is what each observation's ``messages`` holds: ``"new"`` (the default where the episode's
+        context is ``full``) or ``"full"`` (the default under the sliding contexts ``last_k`` and ``single``,
+        whose chat is rewritten every turn, so only ``"full"`` is allowed there). ``records=True`` adds the
+        turn record to every step's observation and the episode record to the last."""
         if kwargs:
             raise PolicyError(400, f"unknown reset argument(s) {sorted(kwargs)}; "
-                                   "known: seed, episode_id, env, protocol, env_config, levels")
+                                   "known: seed, episode_id, env, protocol, env_config, levels, chat, records")
+        if chat is not None and chat not in CHAT_MODES:
+            raise PolicyError(400, f"chat must be one of {list(CHAT_MODES)}, got {chat!r}")
+        if not isinstance(records, bool):
+            raise PolicyError(400, f"records must be true or false, got {records!r}")
         name = self.settings.env if env is None else env
         episode = self.settings.policy.open_episode(name, seed, protocol, env_config, levels)
+        context = episode.config.context
+        if chat == "new" and context != "full":
+            episode.close()
+            raise PolicyError(400, f"chat 'new' needs context 'full': context {context!r} rewrites the chat every "
+                                   "turn; reset with chat 'full'")
         self.close()
         self._episode = episode
-        self._state = GameState(episode_id=episode_id, env=episode.env_name, seed=episode.seed)
+        self._chat = chat or ("new" if context == "full" else "full")
+        self._records = records
+        self._sent = 0
+        self._episode_id = episode_id
         return self._observation(reward=0.0, turn=None)
 
     def step(self, action: GameAction, timeout_s: float | None = None, **kwargs: Any) -> GameObservation:
@@ -119,9 +156,6 @@ class TextGameEnvironment(Environment[GameAction, GameObservation, GameState]):
         else:
             reply = action.reply if action.reply is not None else action.message
         turn = episode.step(reply)
-        self._state.step_count = episode.turn
-        self._state.done, self._state.success = episode.done, episode.success
-        self._state.total_reward = episode.total_reward
         return self._observation(reward=turn["reward"] + turn["penalty"], turn=turn)
 
     async def step_async(self, action: GameAction, timeout_s: float | None = None, **kwargs: Any) -> GameObservation:
@@ -131,18 +165,28 @@ class TextGameEnvironment(Environment[GameAction, GameObservation, GameState]):
     def _observation(self, reward: float, turn: dict[str, Any] | None) -> GameObservation:
         episode = self._episode
         assert episode is not None
-        messages = episode.messages
+        chat = episode.messages
+        if self._chat == "new":
+            # The client holds the chat up to its reply (sent before, plus the reply it appended).
+            messages = chat[self._sent + (turn is not None):]
+            self._sent = len(chat)
+        else:
+            messages = chat
         reveal = self.settings.reveal_certificate
         record = None
-        if episode.done:
+        if episode.done and self._records:
             record = episode.record()
             if not reveal:
                 record["certificate"] = None
-        return GameObservation(
+        # model_construct: every value is built here from the episode's plain-JSON records, so pydantic's
+        # validation would re-check (and copy) what cannot be wrong; OpenEnv serialises the fields as they are.
+        return GameObservation.model_construct(
+            metadata={},
             done=episode.done,
             reward=reward,
             messages=messages,
-            text=None if episode.done else messages[-1]["content"],
+            chat=self._chat,
+            text=None if episode.done else content_text(chat[-1]["content"]),
             info={
                 "env": episode.env_name,
                 "seed": episode.seed,
@@ -155,15 +199,21 @@ class TextGameEnvironment(Environment[GameAction, GameObservation, GameState]):
                 "total_reward": episode.total_reward,
                 "end_reason": episode.end_reason,
             },
-            turn=turn,
+            turn=turn if self._records else None,
             record=record,
             certificate=episode.certificate if reveal else None,
         )
 
     @property
     def state(self) -> GameState:
-        """The session's episode id, turns played, env, seed and outcome."""
-        return self._state
+        """The session's episode id, turns played, env, seed and outcome (read from the episode when asked,
+        so a turn pays nothing for it)."""
+        episode = self._episode
+        if episode is None:
+            return GameState()
+        return GameState(episode_id=self._episode_id, step_count=episode.turn, env=episode.env_name,
+                         seed=episode.seed, done=episode.done, success=episode.success,
+                         total_reward=episode.total_reward)
 
     def get_metadata(self) -> EnvironmentMetadata:
         """The server's metadata: name, description and one environment card per preset."""

@@ -315,7 +315,9 @@ class TextEpisode:
 
     def record(self) -> dict[str, Any]:
         """The JSON-serialisable episode record (one line of a run's ``episodes.jsonl``)."""
-        spec = self.env.spec
+        # The registered spec: the outer wrapper's ``spec`` deep-copies it on first use (about 100 us per episode)
+        # only to add the wrapper stack, which the record does not hold.
+        spec = self.env.unwrapped.spec
         return {
             "env": self.env_name,
             "env_id": spec.id if spec is not None else self.env_name,

@@ -103,15 +103,25 @@ def in_process(env: str, seed: int, turns: list[dict]) -> tuple[list[dict], dict
     return json.loads(json.dumps(steps)), json.loads(json.dumps(record))
 
 
-async def play_remote(url: str, env: str, seed: int, turns: list[dict]) -> tuple[list[dict], dict, dict]:
+async def play_remote(url: str, env: str, seed: int, turns: list[dict],
+                      **reset: object) -> tuple[list[dict], dict, dict]:
+    """One episode over OpenEnv's client: per-step (messages, reward), the episode record, the reset's
+    observation. With chat "new" the chat is kept as a trainer keeps it: the reply as the server played it
+    (the turn record's ``response``), then the step's messages."""
     async with GenericEnvClient(base_url=url) as client:
-        first = await client.reset(env=env, seed=seed)
+        first = await client.reset(env=env, seed=seed, records=True, **reset)
         steps, result = [], first
+        chat = list(first.observation["messages"])
         for action in turns:
             if result.done:
                 break
             result = await client.step(action)
-            steps.append({"messages": result.observation["messages"], "reward": result.reward})
+            observation = result.observation
+            if observation["chat"] == "new":
+                chat += [{"role": "assistant", "content": observation["turn"]["response"]}, *observation["messages"]]
+            else:
+                chat = observation["messages"]
+            steps.append({"messages": list(chat), "reward": result.reward})
         return steps, result.observation["record"], first.observation
 
 
@@ -119,20 +129,59 @@ def test_openenv_client_plays_200_concurrent_episodes_equal_to_in_process_play()
     games = [(env, seed) for seed in range(70) for env in ("bandit", "frozenlake", "simple_sokoban")][:200]
     with serve("--max-sessions", "200", "--max-sessions-per-client", "200") as url:
         async def all_episodes():
-            return await asyncio.gather(*(play_remote(url, env, seed, scripted_turns(env, seed))
-                                          for env, seed in games))
+            # Every other episode asks for the whole chat each turn; the rest rebuild it from the new messages.
+            return await asyncio.gather(*(play_remote(url, env, seed, scripted_turns(env, seed),
+                                                      **({"chat": "full"} if i % 2 else {}))
+                                          for i, (env, seed) in enumerate(games)))
 
         results = asyncio.run(all_episodes())
     assert len(results) == 200
     kinds = set()
-    for (env, seed), (steps, record, first) in zip(games, results):
+    for i, ((env, seed), (steps, record, first)) in enumerate(zip(games, results)):
         turns = scripted_turns(env, seed)
         kinds.update(next(iter(action)) for action in turns)
         want_steps, want_record = in_process(env, seed, turns)
+        assert first["chat"] == ("full" if i % 2 else "new")
         assert steps == want_steps, (env, seed)
         assert record == want_record, (env, seed)
         assert first["certificate"] is None and first["info"]["seed"] == seed
     assert kinds == {"reply", "message", "actions"}
+
+
+def test_new_messages_rebuild_the_whole_chat_of_every_game() -> None:
+    """The default observation (chat "new", no records), as a trainer uses it: the reset's messages are
+    the prompt; after each reply the client appends its reply and the step's messages. The chat so kept
+    equals the whole chat (``chat="full"``, and ``TextEpisode.messages``) after every turn, in every
+    game, image presets included; ``text`` is the newest user turn's text."""
+    from ragen_envs.registration import PRESETS
+    from ragen_envs.text.episode import content_text
+
+    names = [preset.name for preset in PRESETS]
+    replies = ["<think>a</think><answer>{0} || {1}</answer>", "no tags", "<think>b</think><answer>{1}</answer>",
+               "<think>c</think><answer>{0}</answer>", "<answer>{1}</answer><think>late</think>"]
+    with serve() as url, connect(ws_url(url), max_size=None) as new, connect(ws_url(url), max_size=None) as full:
+        for env in names:
+            for seed in (1, 2):
+                episode = TextEpisode(env, seed)
+                first = exchange(new, "reset", {"env": env, "seed": seed})["data"]
+                whole = exchange(full, "reset", {"env": env, "seed": seed, "chat": "full"})["data"]
+                assert first["observation"]["chat"] == "new" and whole["observation"]["chat"] == "full"
+                chat = first["observation"]["messages"]
+                assert chat == whole["observation"]["messages"] == json.loads(json.dumps(episode.messages))
+                names_ = episode.game.action_names
+                for template in replies:
+                    if episode.done:
+                        break
+                    reply = template.format(names_[0], names_[-1])
+                    episode.step(reply)
+                    step = exchange(new, "step", {"reply": reply})["data"]
+                    observation = step["observation"]
+                    assert observation["turn"] is None and observation["record"] is None
+                    chat = chat + [{"role": "assistant", "content": reply}] + observation["messages"]
+                    want = json.loads(json.dumps(episode.messages))
+                    assert chat == want == exchange(full, "step", {"reply": reply})["data"]["observation"]["messages"]
+                    assert observation["text"] == (None if episode.done else content_text(want[-1]["content"]))
+                    assert len(observation["messages"]) == (0 if episode.done else 1), (env, seed)
 
 
 def test_reset_defaults_reveal_flag_and_bad_requests() -> None:
@@ -149,6 +198,17 @@ def test_reset_defaults_reveal_flag_and_bad_requests() -> None:
         assert exchange(socket, "step", {"actions": ["Up"]})["data"]["observation"]["info"]["turn"] == 1
         unknown = exchange(socket, "reset", {"seed": 1, "difficulty": 3})
         assert unknown["type"] == "error" and "difficulty" in unknown["data"]["message"]
+        for bad, words in [({"chat": "delta"}, "chat must be"), ({"records": "yes"}, "records must be"),
+                           ({"chat": "new", "protocol": {"context": "single"}}, "needs context 'full'")]:
+            refused = exchange(socket, "reset", {"seed": 1, **bad})
+            assert refused["type"] == "error" and words in refused["data"]["message"], refused
+        # A sliding context rewrites the chat every turn: the whole window comes each time.
+        single = exchange(socket, "reset", {"seed": 1, "protocol": {"context": "single"}})["data"]["observation"]
+        assert single["chat"] == "full"
+        stepped = exchange(socket, "step", {"actions": ["Up"]})["data"]["observation"]
+        episode = TextEpisode("frozenlake", 1, {"context": "single"})
+        episode.step(format_reply(["Up"], episode.config.action_separator, thought=""))
+        assert stepped["messages"] == episode.messages
     with serve("--env", "sokoban", "--reveal-certificate") as url, connect(ws_url(url)) as socket:
         reset = exchange(socket, "reset", {"seed": 5})["data"]["observation"]
         assert reset["certificate"] == json.loads(json.dumps(TextEpisode("sokoban", 5).certificate))
@@ -192,6 +252,12 @@ def test_capacity_error_and_no_slot_leaked_by_killed_clients() -> None:
 
 
 def test_idle_session_is_closed_and_its_slot_freed() -> None:
+    with serve("--env", "bandit", "--max-sessions", "2", "--idle-timeout", "1") as url:
+        with connect(ws_url(url)) as busy:  # a message every 0.4 s for 2.8 s: never idle for 1 s
+            assert exchange(busy, "reset", {"seed": 1})["type"] == "observation"
+            for _ in range(7):
+                time.sleep(0.4)
+                assert exchange(busy, "state")["type"] == "state"
     with serve("--env", "bandit", "--max-sessions", "1", "--idle-timeout", "1") as url:
         with connect(ws_url(url)) as idle:
             assert exchange(idle, "reset", {"seed": 1})["type"] == "observation"
