@@ -4,10 +4,10 @@ A game subclasses :class:`BaseGame`, names itself, its config class and its acti
 and legend as ``str.format`` templates, and implements the few methods that are its play:
 ``new_level``, ``certify``, ``start``, ``move``, ``observe``, ``views``, ``state`` and ``plan``
 (docs/add_a_game.md shows a complete game in two files), and ``given_level`` to check a level handed
-to ``reset``. The base then supplies ``reset`` and
-``step`` (seeding, argument checks, the ``info`` contract), ``action_aliases``, ``rules_text``,
-``legend_text``, ``observation_text`` in every format, ``level_key`` (the start's ``state_dict``),
-``state_dict``, ``plan_turn``, ``render`` (``ansi``, and ``rgb_array`` and ``human`` for a game with tiles).
+to ``reset``. The base then supplies ``reset`` and ``step`` (seeding, argument checks, the ``info``
+contract), ``action_aliases``, ``rules_text``, ``legend_text``, ``observation_text`` in every format,
+``level_key`` (the start's ``state_dict``), ``state_dict``, ``plan_turn``, ``render`` (``ansi``, and
+``rgb_array`` and ``human`` for a game with tiles) and ``close``.
 """
 
 from __future__ import annotations
