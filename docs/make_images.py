@@ -5,7 +5,8 @@
 Writes ``docs/images/preset_<name>.png`` (the level of ``reset(seed=0)``, as ``render_mode="rgb_array"``
 draws it; Bandit with its arm names beside it), ``docs/images/frozenlake_episode.gif`` (the optimal
 policy from value iteration playing one slippery lake) and rewrites the table between the
-``presets`` markers in docs/envs.md. A game whose package is missing is left out with a note.
+``presets`` markers in docs/envs.md, with each preset's oracle and random success on the test split
+as leaderboards/leaderboard.json has them. A game whose package is missing is left out with a note.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ragen_envs.rendering import frame_with_text, save_gif
 DOCS = pathlib.Path(__file__).resolve().parent
 IMAGES = DOCS / "images"
 BEGIN, END = "<!-- presets:begin -->", "<!-- presets:end -->"
+LEADERBOARD = DOCS.parent / "leaderboards" / "leaderboard.json"
 GAME_PAGES = {"SokobanEnv": "envs/sokoban.md", "FrozenLakeEnv": "envs/frozen_lake.md", "BanditEnv": "envs/bandit.md",
               "CountdownEnv": "envs/countdown.md", "SudokuEnv": "envs/sudoku.md", "RubiksEnv": "envs/rubiks.md"}
 
@@ -76,17 +78,30 @@ def episode_gif(path: pathlib.Path, min_frames: int = 6) -> int:
     raise RuntimeError("no seed below 1000 gave a long winning episode")
 
 
-def preset_table(pictures: dict[str, str]) -> str:
-    """Markdown table of every preset, linking each game's page and picture."""
-    lines = ["| preset | Gymnasium id | game | config | max steps | what | picture |", "|---|---|---|---|---|---|---|"]
+def baselines(board: dict) -> dict[str, dict[str, float]]:
+    """Preset -> model (``oracle``, ``random``) -> test success, from the built-in agents' leaderboard rows."""
+    found: dict[str, dict[str, float]] = {}
+    for row in board["rows"]:
+        if row["backend"] == "builtin" and row["split"] == "test":
+            for env, success in row["per_env"].items():
+                found.setdefault(env, {})[row["model"]] = success
+    return found
+
+
+def preset_table(pictures: dict[str, str], success: dict[str, dict[str, float]]) -> str:
+    """Markdown table of every preset, linking each game's page and picture, with its oracle and random success."""
+    lines = ["| preset | Gymnasium id | game | config | max steps | what | oracle / random | picture |",
+             "|---|---|---|---|---|---|---|---|"]
     for p in PRESETS:
         game = p.entry_point.rsplit(":", 1)[1]
         page = GAME_PAGES.get(game)
         game_cell = f"[{game.removesuffix('Env')}]({page})" if page else game
         picture = f'<img src="{pictures[p.name]}" height="64">' if p.name in pictures else "(not rendered)"
         config = f"`{json.dumps(p.config)}`" if p.config else "defaults"
+        rates = success.get(p.name, {})
+        baseline = " / ".join(f"{rates[m]:.2f}" if m in rates else "-" for m in ("oracle", "random"))
         lines.append(f"| `{p.name}` | `{p.env_id}` | {game_cell} | {config} | {p.max_episode_steps or '-'} | "
-                     f"{p.description} | {picture} |")
+                     f"{p.description} | {baseline} | {picture} |")
     return "\n".join(lines)
 
 
@@ -112,7 +127,8 @@ def main() -> None:
         raise SystemExit(f"{index} lacks the {BEGIN} / {END} markers")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    index.write_text(f"{head}{BEGIN}\n{preset_table(pictures)}\n{END}{tail}")
+    success = baselines(json.loads(LEADERBOARD.read_text()))
+    index.write_text(f"{head}{BEGIN}\n{preset_table(pictures, success)}\n{END}{tail}")
     print(f"updated the preset table in {index.relative_to(DOCS.parent)}")
 
 

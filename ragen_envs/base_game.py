@@ -3,10 +3,11 @@
 A game subclasses :class:`BaseGame`, names itself, its config class and its actions, gives its rules
 and legend as ``str.format`` templates, and implements the few methods that are its play:
 ``new_level``, ``certify``, ``start``, ``move``, ``observe``, ``views``, ``state`` and ``plan``
-(docs/add_a_game.md shows a complete game in two files). The base then supplies ``reset`` and
-``step`` (seeding, argument checks, the ``info`` contract), ``action_aliases``, ``rules_text``,
-``legend_text``, ``observation_text`` in every format, ``level_key`` (the start's ``state_dict``),
-``state_dict``, ``plan_turn``, ``render`` (``ansi``, and ``rgb_array`` for a game with tiles).
+(docs/add_a_game.md shows a complete game in two files), and ``given_level`` to check a level handed
+to ``reset``. The base then supplies ``reset`` and ``step`` (seeding, argument checks, the ``info``
+contract), ``action_aliases``, ``rules_text``, ``legend_text``, ``observation_text`` in every format,
+``level_key`` (the start's ``state_dict``), ``state_dict``, ``plan_turn``, ``render`` (``ansi``, and
+``rgb_array`` and ``human`` for a game with tiles) and ``close``.
 """
 
 from __future__ import annotations
@@ -21,20 +22,21 @@ from gymnasium import spaces
 
 from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import coerce_config
-from ragen_envs.rendering import TileStyle, render_tiles
+from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 
 class Move(NamedTuple):
     """What one action did: its reward, whether it won, whether the game is over anyway (lost or spent),
-    whether the action was legal here and whether it changed the state."""
+    whether the action was legal here, whether it changed the state, and the game's own ``info`` keys."""
 
     reward: float = 0.0
     success: bool = False
     over: bool = False
     valid: bool = True
     effective: bool = True
+    info: Mapping[str, Any] | None = None
 
 
 class BaseGame(gym.Env):
@@ -45,6 +47,7 @@ class BaseGame(gym.Env):
     lower-case spellings), ``rules``, ``legend`` (formatted with the symbols and ``base``, the first
     coordinate), ``symbol_sets`` (the first is the default), ``tile_styles`` (``rgb_array`` tiles).
     ``setup`` sets the observation space and ``text_defaults`` once the config is known.
+    ``action_noun`` names an action id in error messages.
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
@@ -57,6 +60,7 @@ class BaseGame(gym.Env):
     symbol_sets: ClassVar[Mapping[str, Mapping[str, str]]] = {}
     tile_styles: ClassVar[tuple[TileStyle, ...]] = ()
     tile_size: ClassVar[int] = 32
+    action_noun: ClassVar[str] = "action id"
     text_defaults: Mapping[str, Any] = {}
 
     def __init__(self, render_mode: str | None = None, config: Any = None,
@@ -72,6 +76,8 @@ class BaseGame(gym.Env):
         #: The current level's certificate (``info["certificate"]`` holds its ``to_dict()``).
         self.certificate: Certificate | None = None
         self._key = b""
+        self._over = False
+        self._frames = FrameOutput(f"ragen {self.name}")
         self.setup()
         if "action_space" not in vars(self):  # a game whose names change per level sets its own
             self.action_space = spaces.Discrete(len(self.action_names))
@@ -85,6 +91,10 @@ class BaseGame(gym.Env):
     def new_level(self, seed: int) -> Any:
         """The level of ``seed``: a pure function of ``self.config`` and ``seed``."""
         raise NotImplementedError
+
+    def given_level(self, level: Any) -> Any:
+        """``options["level"]`` checked (or parsed) as a level of this config; by default as given."""
+        return level
 
     def certify(self, level: Any) -> Certificate:
         """What optimal play achieves on ``level`` (called after ``start``). By default the ``plan`` from the
@@ -126,10 +136,13 @@ class BaseGame(gym.Env):
         super().reset(seed=as_optional_seed(seed))
         level = (options or {}).get("level")
         self.level_seed = None if level is not None else int(self.np_random.integers(0, 2**31 - 1))
-        self.level = level if level is not None else self.new_level(self.level_seed)
+        self.level = self.given_level(level) if level is not None else self.new_level(self.level_seed)
         self.start(self.level)
+        self._over = False
         self.certificate = self.certify(self.level)
         self._key = json.dumps(self.state_dict(), sort_keys=True).encode()
+        if self.render_mode == "human":
+            self.render()
         return self.observe(), {"level_seed": self.level_seed, "certificate": self.certificate.to_dict()}
 
     def step(self, action: Any):
@@ -137,23 +150,35 @@ class BaseGame(gym.Env):
         if isinstance(action, np.ndarray) and action.shape == ():
             action = action.item()
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"{self.name} action must be an int action id, got {action!r}")
-        if not 0 <= action < self.action_space.n:
-            raise ValueError(f"{self.name} action must lie in 0..{self.action_space.n - 1}, got {action}")
+            raise TypeError(f"{self.name} action must be an int {self.action_noun}, got {action!r}")
+        n = self.action_space.n
+        if not 0 <= action < n:
+            named = "".join(f", {i} ({a})" for i, a in enumerate(self.action_names)) if n <= 10 else ""
+            raise ValueError(f"{self.name} action must be an int {self.action_noun} in 0..{n - 1}{named}; got {action}")
         self._started()
+        if self._over:
+            raise RuntimeError(f"the {self.name} episode is over; call reset() to play again")
         result = self.move(int(action))
+        self._over = bool(result.success or result.over)
         info = {"success": bool(result.success), "action_is_valid": bool(result.valid),
-                "action_is_effective": bool(result.effective)}
-        return self.observe(), float(result.reward), bool(result.success or result.over), False, info
+                "action_is_effective": bool(result.effective), **(result.info or {})}
+        if self.render_mode == "human":
+            self.render()
+        return self.observe(), float(result.reward), self._over, False, info
 
     def render(self) -> str | np.ndarray | None:
-        """``ansi``: the state as text; ``rgb_array``: the game's tiles."""
+        """``ansi``: the state as text; ``rgb_array``: the game's tiles; ``human``: them in a window."""
         self._started()
         if self.render_mode == "ansi":
             return self.observation_text("grid")
-        if self.render_mode == "rgb_array":
-            return render_tiles(self.tiles(), self.tile_styles, self.tile_size)
-        return None
+        if self.render_mode is None:
+            return None
+        frame = render_tiles(self.tiles(), self.tile_styles, self.tile_size)
+        return self._frames.emit(frame, self.render_mode, self.metadata["render_fps"])
+
+    def close(self) -> None:
+        """Close the ``human`` window, if one is open."""
+        self._frames.close()
 
     # ------------------------------------------------------------------ TextGame
     def action_aliases(self) -> dict[str, int]:
@@ -205,6 +230,8 @@ class BaseGame(gym.Env):
             raise RuntimeError(f"call reset() before playing {self.name}")
 
     def _symbols(self, base: Mapping[str, str], override: Mapping[str, str] | None) -> dict[str, str]:
+        if not self.symbol_sets:  # no cells to draw: symbols are accepted for a uniform signature, and unused
+            return {}
         unknown = sorted(set(override or {}) - set(base))
         if unknown:
             raise ValueError(f"unknown {self.name} symbol kind(s) {unknown}; known kinds: {sorted(base)}")

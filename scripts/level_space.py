@@ -7,8 +7,10 @@ Per preset it plays the first N seeds of the train range (N per preset below, fe
 is slow) and reports the distinct levels among them, how many appeared once (f1) and twice (f2), and
 Chao1's estimate of the distinct levels the generator can make, S + f1^2 / (2 f2): a lower-bound
 estimator, exact once every level has been seen twice or more. Where the space can be enumerated
-it also gives the exact count: Bandit (name sets x orders) and lakes up to 4x4 (every hole pattern
-and start/goal pair, kept when a hole-free path joins them). It times ``split_seeds`` for 512 test
+it also gives the exact count: Bandit (name sets x orders), lakes up to 4x4 (every hole pattern
+and start/goal pair, kept when a hole-free path joins them), Countdown (every multiset of numbers
+with every target some expression of them reaches) and the 2x2 cube (the states at each distance,
+enumerated by split up to 4 turns). It times ``split_seeds`` for 512 test
 seeds, and counts how many of the first 512 seeds of the test *range* start a level also started by
 one of the first 20,000 seeds of the train range: the leak that seed ranges alone allowed.
 """
@@ -16,6 +18,7 @@ one of the first 20,000 seeds of the train range: the leak that seed ranges alon
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import time
@@ -35,7 +38,7 @@ TABLE_BEGIN, TABLE_END = "<!-- level-space:begin -->", "<!-- level-space:end -->
 GOLDEN = ROOT / "tests" / "envs" / "data" / "splits_golden.json"
 #: Train-range seeds sampled per preset; the slow generators get fewer (about 15 s each on an idle core).
 SAMPLES = {"larger_sokoban": 10_000, "larger_sokoban_hard": 5_000, "boxoban": 1_000, "boxoban_hard": 500,
-           "frozenlake_8x8": 20_000}
+           "frozenlake_8x8": 20_000, "sudoku_9x9": 1_000}
 DEFAULT_SAMPLES = 50_000
 OLD_TRAIN_WINDOW = 20_000
 #: Fewer levels seen exactly twice than this leave Chao1's estimate loose; the table says so.
@@ -104,6 +107,57 @@ def bandit_levels_exact(config: BanditConfig) -> dict[str, object]:
     return out
 
 
+def _split_counts(keys) -> dict[str, int]:
+    by_split = Counter(level_split(key) for key in keys)
+    return {"total": sum(by_split.values()), **{k: by_split[k] for k in SPLIT_OFFSETS}}
+
+
+def countdown_levels_exact(config: dict) -> dict[str, object]:
+    """Every (numbers, target) the generator can draw: each multiset of ``count`` numbers with each whole
+    target in 1..``max_target`` that some expression of them reaches, keyed by the env itself."""
+    from ragen_envs.countdown.env import CountdownEnv, CountdownLevel
+    from ragen_envs.countdown.expressions import evaluate, templates
+
+    env = CountdownEnv(config=config)
+    shapes = templates(env.config.count)
+    keys = []
+    for numbers in itertools.combinations_with_replacement(range(1, env.config.max_number + 1), env.config.count):
+        reached: dict[int, int] = {}
+        for i, shape in enumerate(shapes):
+            value = evaluate(shape, numbers)
+            if value is not None and value.denominator == 1 and 1 <= value <= env.config.max_target:
+                reached.setdefault(int(value), i)
+        for target, solution in reached.items():
+            env.reset(options={"level": CountdownLevel(numbers, target, solution)})
+            keys.append(env.level_key())
+    return {**_split_counts(keys), "how": "enumerated"}
+
+
+def cube_levels_exact(config: dict, split_up_to: int = 4) -> dict[str, object]:
+    """The cube states at the preset's distances (every one is a level: a random walk of that many turns can end
+    there). Up to ``split_up_to`` turns the states are enumerated and split; beyond, counted by distance only."""
+    from ragen_envs.rubiks import cube
+    from ragen_envs.rubiks.env import CubeLevel, RubiksEnv
+
+    env = RubiksEnv(config=config)
+    low, high = env.config.min_distance, env.config.max_distance
+    total = sum(cube.counts(high)[low:high + 1])
+    if high > split_up_to:
+        return {"total": total, "how": f"states {low} to {high} turns from solved, by distance"}
+    layers, seen = [{cube.SOLVED}], {cube.SOLVED}
+    for _ in range(high):
+        layers.append({s for state in layers[-1] for m in range(len(cube.MOVES))
+                       if (s := cube.turn(state, m)) not in seen})
+        seen |= layers[-1]
+    keys = []
+    for distance in range(low, high + 1):
+        for state in layers[distance]:
+            env.reset(options={"level": CubeLevel(state, distance)})
+            keys.append(env.level_key())
+    assert len(keys) == total
+    return {**_split_counts(keys), "how": "enumerated"}
+
+
 def measure(preset_name: str) -> dict[str, object]:
     """Sample the preset's levels, estimate its level space and time its test split."""
     preset = next(p for p in PRESETS if p.name == preset_name)
@@ -137,6 +191,10 @@ def measure(preset_name: str) -> dict[str, object]:
         result["exact"] = bandit_levels_exact(BanditConfig.from_dict(preset.config))
     elif preset.entry_point.endswith("FrozenLakeEnv") and preset.config.get("height", 4) * preset.config.get("width", 4) <= 16:
         result["exact"] = lake_levels_exact(preset.config.get("height", 4), preset.config.get("width", 4))
+    elif preset.entry_point.endswith("CountdownEnv"):
+        result["exact"] = countdown_levels_exact(preset.config)
+    elif preset.entry_point.endswith("RubiksEnv"):
+        result["exact"] = cube_levels_exact(preset.config)
     return result
 
 
@@ -157,7 +215,9 @@ def table(report: dict[str, dict]) -> str:
             count, how = f"{exact['total']} ({exact['name_sets']} name sets)", f"exact; name sets {split_note}"
         elif exact:
             count = f"{exact['total']:,}"
-            how = "exact (enumerated); " + "/".join(f"{exact[k]:,}" for k in SPLIT_OFFSETS) + " train/val/test"
+            how = f"exact ({exact.get('how', 'enumerated')})"
+            if "test" in exact:
+                how += "; " + "/".join(f"{exact[k]:,}" for k in SPLIT_OFFSETS) + " train/val/test"
         elif r["seen_twice"] == 0:  # Chao1 rests on the levels seen twice; with none it says nothing
             count = f"> {r['distinct_in_sample']:,}"
             how = f"no level repeated among {r['sampled_seeds']:,} seeds"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +15,9 @@ from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import require_ints
 from ragen_envs.countdown.expressions import evaluate, templates, write
 from ragen_envs.rendering import TileStyle
+
+#: How the prompt lists the actions (every expression would be too many to list).
+ACTIONS_TEXT = "one expression that uses each of {numbers} exactly once with + - * / and parentheses"
 
 
 @dataclass(frozen=True)
@@ -93,7 +98,7 @@ class CountdownEnv(BaseGame):
     def actions_text(self) -> str:
         """What the prompt lists instead of every expression."""
         numbers = ", ".join(map(str, self.level.numbers)) if self.level is not None else "the numbers"
-        return f"one expression that uses each of {numbers} exactly once with + - * / and parentheses"
+        return ACTIONS_TEXT.format(numbers=numbers)
 
     def action_aliases(self) -> dict[str, int]:
         """Each expression also without spaces and with x for *."""
@@ -138,3 +143,23 @@ class CountdownEnv(BaseGame):
 
     def tiles(self) -> np.ndarray:
         return np.array([[0] * self.config.count + [1]], np.int64)
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> CountdownEnv | None:
+        """The numbers and target a chat shows, rebuilt as a level (its solution the first expression that
+        hits the target) to plan on, or None when the actions the chat lists are not Countdown's.
+        ValueError when the state is not shown or no expression reaches the target."""
+        listed = re.escape(ACTIONS_TEXT).replace(re.escape("{numbers}"), r"[\d, ]+")
+        if re.fullmatch(listed, ", ".join(action_names)) is None:
+            return None
+        shown = re.match(r"Numbers: (\d+(?:, \d+)*)\. Target: (\d+)\.", observation.strip())
+        if shown is None:
+            raise ValueError("the state does not show Countdown's numbers and target")
+        numbers, target = tuple(sorted(int(n) for n in shown.group(1).split(", "))), int(shown.group(2))
+        config = CountdownConfig(count=len(numbers), max_number=max(numbers), max_target=max(target, 1))
+        solution = next((i for i, t in enumerate(templates(config.count)) if evaluate(t, numbers) == target), None)
+        if solution is None:
+            raise ValueError(f"no expression of {list(numbers)} makes {target}")
+        env = cls(config=config)
+        env.reset(options={"level": CountdownLevel(numbers, target, solution)})
+        return env

@@ -7,18 +7,16 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from ragen_envs.base_game import BaseGame, Move
 from ragen_envs.certificate import Certificate
-from ragen_envs.config_dicts import coerce_config
 from ragen_envs.frozen_lake import text
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
 from ragen_envs.frozen_lake.level import FrozenLakeLevel, certificate, generate
 from ragen_envs.frozen_lake.planning import neighbour_table, plan_turn
-from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
-from ragen_envs.seeding import as_optional_seed
+from ragen_envs.rendering import TileStyle
 from ragen_envs.text_game import OBSERVATION_FORMATS, grid_lines, text_budget
 
 #: Tile looks in the order of the observation codes (frozen, hole, goal, player, in hole, on goal).
@@ -34,7 +32,7 @@ TILE_STYLES = (
 _KIND_CODES = {"F": 0, "S": 0, "H": 1, "G": 2}
 
 
-class FrozenLakeEnv(gym.Env):
+class FrozenLakeEnv(BaseGame):
     """Cross a frozen lake to the goal without falling into a hole; a new random lake every reset.
 
     ## Description
@@ -80,68 +78,30 @@ class FrozenLakeEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array", "human"], "render_fps": 4}
+    name, config_class, tile_styles = "frozenlake", FrozenLakeConfig, TILE_STYLES
     #: How the ``rgb_array`` picture shows each cell (TILE_STYLES in words), added to the legend of image observations.
     image_legend = ("In the picture each cell is a square tile: frozen ice is light blue, a hole is dark blue with "
                     "a pale ring, the goal is yellow with an orange diamond, you are a red disc (a red cross when "
                     "fallen into a hole).")
-    action_names: tuple[str, ...] = text.ACTION_NAMES
-    symbol_sets: Mapping[str, Mapping[str, str]] = text.SYMBOL_SETS
-    #: Pixels per cell in ``rgb_array`` frames.
-    tile_size: int = 32
+    action_names, aliases, symbol_sets = text.ACTION_NAMES, text.ACTION_ALIASES, text.SYMBOL_SETS
 
-    def __init__(
-        self,
-        render_mode: str | None = None,
-        config: FrozenLakeConfig | Mapping[str, Any] | None = None,
-        symbols: Mapping[str, str] | None = None,
-    ) -> None:
-        config = coerce_config(FrozenLakeConfig, config)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']} or None, got {render_mode!r}")
-        self.config = config
-        self.render_mode = render_mode
-        self.symbols = text.resolve_symbols(text.DEFAULT_SYMBOLS, symbols)
-        self.action_space = spaces.Discrete(4)
+    def setup(self) -> None:
+        config = self.config
+        self.symbols = text.resolve_symbols(self.symbols, None)  # non-empty, no spaces, all different
         self.observation_space = spaces.Box(0, 5, shape=(config.height, config.width), dtype=np.uint8)
+        #: Text-protocol budgets of ``config.horizon`` actions, the step limit the certificate optimises for.
+        self.text_defaults = text_budget(config.horizon)
         self._slip_fail = (1.0 - config.success_rate) / 2.0
         self._slip_keep = self._slip_fail + config.success_rate
         self._neighbours = neighbour_table(config.height, config.width).tolist()
-        self._frames = FrameOutput("ragen FrozenLake")
-        self.level: FrozenLakeLevel | None = None
-        self.level_seed: int | None = None
-        #: The current level's certificate (``info["certificate"]`` holds its ``to_dict()``).
-        self.certificate: Certificate | None = None
-        self._done = False
-
-    # ------------------------------------------------------------------ Gymnasium API
-    @property
-    def text_defaults(self) -> Mapping[str, Any]:
-        """Text-protocol budgets of ``config.horizon`` actions, the step limit the certificate optimises for."""
-        return text_budget(self.config.horizon)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
-        """Start a new episode on a new lake (or on ``options["level"]``); returns ``(obs, info)``."""
-        super().reset(seed=as_optional_seed(seed))  # np.int64 seeds too
-        level = (options or {}).get("level")
-        if level is None:
-            self.level_seed = int(self.np_random.integers(0, 2**31 - 1))
-            self.level = generate(self.config, self.level_seed)
-        else:
-            self.level = self._coerce_level(level)
-            self.level_seed = None
-        cells = "".join(self.level.rows)
-        self._kinds = [_KIND_CODES[ch] for ch in cells]
-        self._base_codes = np.array(self._kinds, dtype=np.uint8).reshape(self.config.height, self.config.width)
-        self._pos = cells.index("S")
-        self._done = False
-        self._text_cache: tuple[str, list[int], list[int]] | None = None
-        self.certificate = certificate(self.level, self.config)
-        if self.render_mode == "human":
-            self.render()
-        info = {"level_seed": self.level_seed, "certificate": self.certificate.to_dict(), "level": self.level.to_text()}
-        return self._observation(), info
+        """Start a new episode on a new lake (or on ``options["level"]``); ``info`` also holds the map as text."""
+        obs, info = super().reset(seed=seed, options=options)
+        info["level"] = self.level.to_text()
+        return obs, info
 
-    def _coerce_level(self, level: Any) -> FrozenLakeLevel:
+    def given_level(self, level: Any) -> FrozenLakeLevel:
         if isinstance(level, str):
             level = FrozenLakeLevel.from_text(level)
         elif not isinstance(level, FrozenLakeLevel):
@@ -153,14 +113,20 @@ class FrozenLakeEnv(gym.Env):
             )
         return level
 
-    def step(self, action: Any):
-        """Apply one move; returns ``(obs, reward, terminated, truncated, info)``."""
-        if action.__class__ is not int:
-            action = self._coerce_action(action)
-        if not 0 <= action < 4:
-            raise ValueError(f"FrozenLake action must be 0 (Left), 1 (Down), 2 (Right) or 3 (Up), got {action}")
-        if self._done or self.level is None:
-            raise RuntimeError("FrozenLake episode is over (or never started); call reset() first")
+    def new_level(self, seed: int) -> FrozenLakeLevel:
+        return generate(self.config, seed)
+
+    def certify(self, level: FrozenLakeLevel) -> Certificate:
+        return certificate(level, self.config)
+
+    def start(self, level: FrozenLakeLevel) -> None:
+        cells = "".join(level.rows)
+        self._kinds = [_KIND_CODES[ch] for ch in cells]
+        self._base_codes = np.array(self._kinds, dtype=np.uint8).reshape(self.config.height, self.config.width)
+        self._pos = cells.index("S")
+        self._text_cache: tuple[str, list[int], list[int]] | None = None
+
+    def move(self, action: int) -> Move:
         direction = action
         if self.config.is_slippery:
             # Same draw and order as Gymnasium's categorical sample over [turn left, intended, turn right].
@@ -172,55 +138,22 @@ class FrozenLakeEnv(gym.Env):
         old = self._pos
         self._pos = new = self._neighbours[old][direction]
         kind = self._kinds[new]
-        self._done = kind != 0
-        success = kind == 2
-        if self.render_mode == "human":
-            self.render()
-        info = {
-            "success": success,
-            "action_is_valid": True,
-            "action_is_effective": new != old,
-            "slipped": direction != action,
-        }
-        return self._observation(), 1.0 if success else 0.0, self._done, False, info
+        return Move(float(kind == 2), success=kind == 2, over=kind != 0, effective=new != old,
+                    info={"slipped": direction != action})
 
-    @staticmethod
-    def _coerce_action(action: Any) -> int:
-        if isinstance(action, np.ndarray) and action.shape == ():
-            action = action.item()
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise TypeError(f"FrozenLake action must be an int in 0..3, got {action!r} ({type(action).__name__})")
-        return int(action)
-
-    def _observation(self) -> np.ndarray:
+    def observe(self) -> np.ndarray:
         obs = self._base_codes.copy()
         obs.flat[self._pos] = 3 + self._kinds[self._pos]
         return obs
 
-    def render(self) -> str | np.ndarray | None:
-        """``ansi``: the grid as text; ``rgb_array``: an RGB image; ``human``: draw it in a pygame window."""
-        if self.level is None:
-            raise RuntimeError("call reset() before render()")
-        if self.render_mode == "ansi":
-            return self.observation_text("grid")
-        if self.render_mode is None:
-            return None
-        frame = render_tiles(self._observation(), TILE_STYLES, self.tile_size)
-        return self._frames.emit(frame, self.render_mode, self.metadata["render_fps"])
-
-    def close(self) -> None:
-        """Close the pygame window, if one is open."""
-        self._frames.close()
+    def tiles(self) -> np.ndarray:
+        return self.observe()
 
     # ------------------------------------------------------------------ TextGame protocol
     @property
     def position(self) -> tuple[int, int]:
         """The player's (row, col), 0-based."""
         return divmod(self._pos, self.config.width)
-
-    def action_aliases(self) -> dict[str, int]:
-        """Lower-case spellings the parser accepts (``left``, ``l``, ``west``, ...) -> action id."""
-        return dict(text.ACTION_ALIASES)
 
     def rules_text(self) -> str:
         """The rules in plain English, matching this env's slipping."""
@@ -233,9 +166,9 @@ class FrozenLakeEnv(gym.Env):
     def observation_text(
         self, fmt: str = "grid", symbols: Mapping[str, str] | None = None, coordinate_base: int = 0
     ) -> str:
-        """The current lake as a grid of symbols, a list of coordinates, or both."""
-        if self.level is None:
-            raise RuntimeError("call reset() before observation_text()")
+        """The current lake as a grid of symbols, a list of coordinates, or both (the grid spliced into a cached
+        empty lake: the text protocol asks for it after every turn)."""
+        self._started()
         if fmt == "grid":
             return self._grid_text(symbols)
         if fmt == "coords":
@@ -298,17 +231,13 @@ class FrozenLakeEnv(gym.Env):
 
     def level_key(self) -> bytes:
         """The current lake as canonical bytes (:meth:`FrozenLakeLevel.level_key`); decides its split."""
-        if self.level is None:
-            raise RuntimeError("call reset() before level_key()")
+        self._started()
         return self.level.level_key()
 
-    def state_dict(self) -> dict[str, Any]:
-        """JSON snapshot: ``game``, ``height``, ``width``, ``rows`` (S F H G), ``player``, ``start``, ``goal``,
-        ``holes``, ``is_slippery``; coordinates 0-based."""
-        if self.level is None:
-            raise RuntimeError("call reset() before state_dict()")
+    def state(self) -> dict[str, Any]:
+        """``height``, ``width``, ``rows`` (S F H G), ``player``, ``start``, ``goal``, ``holes``, ``is_slippery``;
+        coordinates 0-based."""
         return {
-            "game": "frozenlake",
             "height": self.level.height,
             "width": self.level.width,
             "rows": list(self.level.rows),
@@ -323,8 +252,7 @@ class FrozenLakeEnv(gym.Env):
         """Optimal play for this turn from where the player stands (:func:`~ragen_envs.frozen_lake.planning.plan_turn`):
         a shortest path without slipping; with slipping the finite-horizon optimal policy, an even share
         of the remaining actions a turn so that later turns re-plan from where the player lands."""
-        if self.level is None:
-            raise RuntimeError("call reset() before plan_turn()")
+        self._started()
         return plan_turn(self.level, self.position, is_slippery=self.config.is_slippery,
                          success_rate=self.config.success_rate, turn_actions=turn_actions,
                          actions_left=actions_left, turns_left=turns_left)

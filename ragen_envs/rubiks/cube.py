@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import threading
 
 import numpy as np
 
@@ -151,6 +152,11 @@ class _Table:
             seen[:] = False
 
 
+#: Deepening rewrites the shared table, so one thread at a time deepens it (``ragen-eval serve`` answers on
+#: worker threads); a distance once written never changes, so reading one needs no lock.
+_DEEPENING = threading.Lock()
+
+
 @functools.cache
 def _table() -> _Table:
     return _Table()
@@ -160,15 +166,18 @@ def distance(state: tuple[str, ...], limit: int = GODS_NUMBER) -> int | None:
     """The fewest moves that solve ``state``, or None when that is more than ``limit``; the table is deepened
     only as far as needed (to 8 moves in about a second, to all 11 in a few)."""
     table, row = _table(), index(state)
-    while table.dist[row] < 0 and table.depth < limit:
-        table.deepen(table.depth + 1)
+    if table.dist[row] < 0:
+        with _DEEPENING:
+            while table.dist[row] < 0 and table.depth < limit:
+                table.deepen(table.depth + 1)
     return None if table.dist[row] < 0 else int(table.dist[row])
 
 
 def counts(depth: int) -> list[int]:
     """How many states lie at each distance 0..``depth`` (deepens the table that far)."""
     table = _table()
-    table.deepen(depth)
+    with _DEEPENING:
+        table.deepen(depth)
     return np.bincount(table.dist[table.dist >= 0], minlength=depth + 1)[: depth + 1].tolist()
 
 

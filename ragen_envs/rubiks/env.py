@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import require_ints
 from ragen_envs.rendering import TileStyle
 from ragen_envs.rubiks import cube
-from ragen_envs.text_game import text_budget
+from ragen_envs.text_game import grid_lines, text_budget
 
 #: Colour kinds of the faces (U white, L orange, F green, R red, B blue, D yellow).
 COLORS = {"U": "white", "L": "orange", "F": "green", "R": "red", "B": "blue", "D": "yellow"}
@@ -144,6 +145,34 @@ class RubiksEnv(BaseGame):
 
     def plan(self) -> list[int]:
         return cube.solve(self.stickers) or [0]
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> RubiksEnv | None:
+        """The cube a chat shows (the unfolded net in the default letters), rebuilt as a level to plan on, or
+        None when the actions are not the cube's. ValueError when the net is not a scrambled 2x2 cube
+        that these turns can solve."""
+        if tuple(action_names) != cls.action_names:
+            return None
+        letters = next(iter(cls.symbol_sets.values()))
+        face_of = {letters[color]: face for face, color in COLORS.items()}
+        rows = [row.split() for row in grid_lines(observation, set(face_of) | {" "})]
+        if [len(row) for row in rows] != [1, 1, 4, 4, 1, 1] or any(len(part) != 2 for row in rows for part in row):
+            raise ValueError("the state is not the cube's unfolded net")
+        net = {"U": rows[0][0] + rows[1][0], "D": rows[4][0] + rows[5][0],
+               **{f: rows[2][k] + rows[3][k] for k, f in enumerate("LFRB")}}
+        stickers = [""] * len(cube.STICKERS)
+        for f, order in _ORDER.items():
+            for i, letter in zip(order, net[f]):
+                stickers[i] = face_of[letter]
+        try:  # a net no turns reach (a corner twisted alone, impossible colours) has no solution
+            path = cube.solve(tuple(stickers))
+        except (KeyError, StopIteration, TypeError):
+            path = None
+        if not path:
+            raise ValueError("the net shown is not a scrambled cube that U, R and F turns solve")
+        env = cls()
+        env.reset(options={"level": CubeLevel(tuple(stickers), len(path))})
+        return env
 
     def tiles(self) -> np.ndarray:
         codes = np.zeros((6, 8), np.int64)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,7 +16,10 @@ from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import require_ints
 from ragen_envs.rendering import TileStyle
 from ragen_envs.sudoku import grid
-from ragen_envs.text_game import text_budget
+from ragen_envs.text_game import grid_lines, text_budget
+
+#: How the prompt describes the placements (a 9x9 grid has 729, too many to list).
+ACTIONS_TEXT = "rRcC=D writes digit D into row R, column C (each from 1 to {size}), e.g. r1c2={size}"
 
 
 @dataclass(frozen=True)
@@ -79,8 +84,7 @@ class SudokuEnv(BaseGame):
 
     def actions_text(self) -> str:
         """The placements described, not listed (a 9x9 grid has 729)."""
-        n = self.config.size
-        return f"rRcC=D writes digit D into row R, column C (each from 1 to {n}), e.g. r1c2={n}"
+        return ACTIONS_TEXT.format(size=self.config.size)
 
     def new_level(self, seed: int) -> SudokuLevel:
         return SudokuLevel(*grid.generate(self.config.size, self.config.givens, np.random.default_rng(seed)))
@@ -129,3 +133,27 @@ class SudokuEnv(BaseGame):
     def tiles(self) -> np.ndarray:
         codes = [0 if not d else 1 if self.level.puzzle[i] else 2 for i, d in enumerate(self.board)]
         return np.array(codes, np.int64).reshape(self.config.size, self.config.size)
+
+    @classmethod
+    def from_text(cls, action_names: Sequence[str], observation: str, intro: str) -> SudokuEnv | None:
+        """The grid a chat shows, rebuilt as a puzzle whose givens are every digit shown (solved again, as the
+        text cannot tell givens from placed digits) to plan on, or None when the actions the chat lists are
+        not Sudoku's. Reads the grid in the default symbols; ValueError when it is not a puzzle with one
+        solution."""
+        size = next((n for n in (4, 9) if ", ".join(action_names) == ACTIONS_TEXT.format(size=n)), None)
+        if size is None:
+            return None
+        empty = next(iter(cls.symbol_sets.values()))["empty"]
+        rows = grid_lines(observation, set("123456789 " + empty))
+        cells = tuple(0 if ch == empty else int(ch) for ch in "".join(rows).replace(" ", ""))
+        if len(cells) != size * size or max(cells) > size:
+            raise ValueError(f"the state is not a {size}x{size} Sudoku grid")
+        if 0 not in cells:
+            raise ValueError("the grid shown is full: the game is over")
+        config = SudokuConfig(size, size * size - cells.count(0))  # as many givens as a puzzle has: a quick search
+        found = list(itertools.islice(grid.solutions(cells, size), 2))
+        if len(found) != 1:
+            raise ValueError(f"the grid shown has {'no' if not found else 'more than one'} solution, not one")
+        env = cls(config=config)
+        env.reset(options={"level": SudokuLevel(cells, found[0])})
+        return env

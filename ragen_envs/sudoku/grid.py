@@ -6,7 +6,9 @@ A grid is a tuple of ``size * size`` digits in row-major order, 0 for an empty c
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -32,15 +34,15 @@ def peers(size: int) -> list[set[int]]:
     return [cells - {i} for i, cells in enumerate(found)]
 
 
-def count_solutions(grid: Grid, size: int, limit: int = 2) -> int:
-    """How many ways the empty cells can be filled so that no row, column or box repeats a digit (stops at
-    ``limit``): depth-first search on the cell with the fewest candidates."""
+def solutions(grid: Grid, size: int) -> Iterator[Grid]:
+    """Every way to fill the empty cells so that no row, column or box repeats a digit, found lazily by a
+    depth-first search on the cell with the fewest candidates."""
     near = peers(size)
     cells = list(grid)
     if any(d and any(cells[p] == d for p in near[i]) for i, d in enumerate(cells)):
-        return 0
+        return
 
-    def search() -> int:
+    def search() -> Iterator[Grid]:
         best, options = -1, None
         for i, d in enumerate(cells):
             if d == 0:
@@ -50,17 +52,19 @@ def count_solutions(grid: Grid, size: int, limit: int = 2) -> int:
                     if len(free) <= 1:
                         break
         if options is None:
-            return 1
-        found = 0
+            yield tuple(cells)
+            return
         for digit in sorted(options):
             cells[best] = digit
-            found += search()
-            if found >= limit:
-                break
+            yield from search()
         cells[best] = 0
-        return found
 
-    return search()
+    yield from search()
+
+
+def count_solutions(grid: Grid, size: int, limit: int = 2) -> int:
+    """How many :func:`solutions` ``grid`` has, counting no further than ``limit``."""
+    return sum(1 for _ in itertools.islice(solutions(grid, size), limit))
 
 
 def solved_grid(size: int, rng: np.random.Generator) -> Grid:

@@ -14,6 +14,9 @@ and asks the in-process oracle's player, :func:`ragen_envs.text.players.oracle_t
   the rules text (printed exactly, e.g. ``1/3``).
 * Bandit: each arm name is looked up in the name pools to tell the low-risk arm from the high-risk
   one; payoffs are read from the rules when they are revealed, else the game's default payoffs.
+* Countdown: the numbers and the target; the answer is the first expression of them that hits it.
+* Sudoku: the grid, its digits taken as givens and solved again; the turn fills cells of that solution.
+* The 2x2 cube: the unfolded net; the turn plays the first turns of an optimal solution.
 
 What this cannot see it does not guess: a custom template, the ``coords``-only format, a custom
 symbol vocabulary or fixed arm names make :func:`read_chat` or the planner raise ``ValueError``,

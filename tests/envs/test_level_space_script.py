@@ -36,3 +36,14 @@ def test_committed_table_is_the_committed_json():
     report = json.loads((REPO / "docs" / "envs" / "level_space.json").read_text())
     doc = (REPO / "docs" / "envs.md").read_text()
     assert f"{level_space.TABLE_BEGIN}\n{level_space.table(report)}\n{level_space.TABLE_END}" in doc
+
+
+def test_exact_countdown_and_cube_counts_match_hand_counts():
+    # 2 numbers from 1..3, targets 1..10: (1,1) 1 2; (1,2) 1 2 3; (1,3) 2 3 4; (2,2) 1 4; (2,3) 1 5 6; (3,3) 1 6 9
+    countdown = level_space.countdown_levels_exact({"count": 2, "max_number": 3, "max_target": 10})
+    assert countdown["total"] == 16 == countdown["train"] + countdown["val"] + countdown["test"]
+    # the 2x2 cube in face turns: 9 states one turn from solved, 54 two turns (published distance counts)
+    cube = level_space.cube_levels_exact({"min_distance": 1, "max_distance": 2})
+    assert cube["total"] == 63 == cube["train"] + cube["val"] + cube["test"]
+    assert level_space.cube_levels_exact({"min_distance": 5, "max_distance": 8}, split_up_to=4)["total"] == \
+        9992 + 50136 + 227536 + 870072
