@@ -86,8 +86,10 @@ def main() -> None:
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is marked experimental in TRL
 
     path = args.model
-    if args.model == "tiny":  # 512 random valid calls, 2 epochs at 2e-3: the call format learnt, the choice random
-        path = warm_start(str(build_tiny_checkpoint(f"{args.out}/warm_start", seed=args.seed)), args.env, 512, 2,
+    # 512 random valid calls, 3 epochs at 2e-3: the call format learnt, the choice random. After 2, no sampled
+    # call parsed (experiments/trl_examples/README.md), and GRPO had nothing to tell apart.
+    if args.model == "tiny":
+        path = warm_start(str(build_tiny_checkpoint(f"{args.out}/warm_start", seed=args.seed)), args.env, 512, 3,
                           args.seed)
     tokenizer = AutoTokenizer.from_pretrained(path, padding_side="left")
     model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)

@@ -3,9 +3,9 @@
     python scripts/openenv_cards.py            # rewrites ragen_envs/openenv_server/cards.json
     python scripts/openenv_cards.py --check    # exits 1 when the committed file is out of date
 
-One card per registered preset: oracle and random success on the test split (leaderboards/leaderboard.json,
-where the preset was on the leaderboard), the level space and the split leak (docs/envs/level_space.json,
-written by scripts/level_space.py), the certificate's meaning, the protocol budgets, and a measured RL
+One card per registered preset: oracle and random success on the test split (leaderboards/leaderboard.json
+where the preset is on the leaderboard, else the runs of experiments/preset_baselines), the level space and the split leak
+(docs/envs/level_space.json, written by scripts/level_space.py), the certificate's meaning, the protocol budgets, and a measured RL
 gain (experiments/rl_gain/data/results.json) where one exists. Standard library and ragen_envs only.
 """
 
@@ -26,6 +26,8 @@ OUT = ROOT / "ragen_envs" / "openenv_server" / "cards.json"
 LEADERBOARD = ROOT / "leaderboards" / "leaderboard.json"
 LEVEL_SPACE = ROOT / "docs" / "envs" / "level_space.json"
 RL_GAIN = ROOT / "experiments" / "rl_gain" / "data" / "results.json"
+#: The built-in oracle's and random agent's runs on the presets the leaderboard leaves out.
+PRESET_RUNS = ROOT / "experiments" / "preset_baselines"
 
 #: What a level's certificate states, by game (the entry point's module).
 CERTIFICATE_MEANING = {
@@ -42,12 +44,23 @@ CERTIFICATE_MEANING = {
 }
 
 
-def _leaderboard_success(rows: list[dict[str, Any]], model: str, env: str) -> dict[str, Any] | None:
+def _test_success(rows: list[dict[str, Any]], model: str, env: str) -> dict[str, Any] | None:
+    """The built-in ``model``'s success on ``env``'s test split: the leaderboard's row, else the preset runs'."""
     for row in rows:
         if row["model"] == model and row["split"] == "test" and row.get("per_env", {}).get(env) is not None:
             return {"success": round(row["per_env"][env], 4), "ci95": [round(x, 4) for x in row["per_env_ci95"][env]],
                     "split": "test", "source": "leaderboards/leaderboard.json"}
-    return None
+    return _preset_run_success(model, env)
+
+
+def _preset_run_success(model: str, env: str) -> dict[str, Any] | None:
+    summary = PRESET_RUNS / f"{model}__builtin__test__presets" / "summary.json"
+    per_env = json.loads(summary.read_text())["per_env"] if summary.exists() else {}
+    if env not in per_env:
+        return None
+    played = per_env[env]
+    return {"success": round(played["success_rate"], 4), "ci95": [round(x, 4) for x in played["success_ci95"]],
+            "split": "test", "source": str(summary.relative_to(ROOT))}
 
 
 def cards() -> dict[str, dict[str, Any]]:
@@ -67,8 +80,8 @@ def cards() -> dict[str, dict[str, Any]]:
             "env_id": preset.env_id,
             "description": preset.description,
             "actions": list(game.action_names),
-            "oracle_test": _leaderboard_success(rows, "oracle", preset.name),
-            "random_test": _leaderboard_success(rows, "random", preset.name),
+            "oracle_test": _test_success(rows, "oracle", preset.name),
+            "random_test": _test_success(rows, "random", preset.name),
             "level_space": None if not levels else {
                 "distinct_in_sample": levels["distinct_in_sample"], "sampled_seeds": levels["sampled_seeds"],
                 "chao1_estimate": levels["chao1_estimate"], "exact": levels.get("exact"),

@@ -61,9 +61,10 @@ echo "== trl: pip install ragen-envs[trl]"
 py=$(new_venv trl)
 "$py" -m pip install -q "torch==2.13.0"
 "$py" -m pip install -q "$wheel[trl]" pytest pytest-benchmark  # pytest-benchmark: pyproject's addopts name its flag
-# Two real GRPO steps of TRL on Bandit through each hook (rollout_func, environment_factory), with only this
-# extra installed.
-"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py tests/train/test_trl_tools.py
+# Two real GRPO steps of TRL on Bandit through each hook (rollout_func, environment_factory), and the two hooks'
+# snippets of docs/integrations.md, with only this extra installed.
+"$py" -m pytest -q -p no:cacheprovider tests/train/test_trl_adapter.py tests/train/test_trl_tools.py \
+    tests/test_integrations_page.py
 
 echo "== verifiers: pip install ragen-envs[verifiers,eval]"
 py=$(new_venv verifiers)

@@ -51,6 +51,10 @@ def _card_markdown(name: str, card: dict[str, Any]) -> str:
         levels = f"{space['exact']['total']:,} (exact)"
     else:
         levels = f"about {space['chao1_estimate']:,} (Chao1; {space['distinct_in_sample']:,} distinct in {space['sampled_seeds']:,} seeds)"
+    if card["split_leak"] is not None:
+        leak = str(card["split_leak"])
+    else:  # no figure: the level space was not sampled, or every split plays the same levels
+        leak = "not measured" if space is None else "none to hold out (every split plays the same levels)"
     gain = card["rl_gain"]
     budgets = card["budgets"]
     lines = [
@@ -58,7 +62,7 @@ def _card_markdown(name: str, card: dict[str, Any]) -> str:
         f"- oracle success, test split: {success(card['oracle_test'])}",
         f"- random success, test split: {success(card['random_test'])}",
         f"- level space: {levels}",
-        f"- split leak (test levels among train levels): {card['split_leak'] if card['split_leak'] is not None else 'none to hold out (one level)'}",
+        f"- split leak (test levels among train levels): {leak}",
         f"- certificate: {card['certificate']}",
         f"- budgets: {budgets['max_turns']} turns, {budgets['max_actions_per_turn']} actions per turn, "
         f"{budgets['max_actions_per_episode']} per episode, format penalty {budgets['format_penalty']}",

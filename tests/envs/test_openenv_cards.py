@@ -36,3 +36,13 @@ def test_cards_agree_with_the_leaderboard_csv_and_the_split_guarantee():
     assert CARDS["sokoban"]["budgets"] == {"max_turns": 5, "max_actions_per_turn": 5, "max_actions_per_episode": 20,
                                            "format_penalty": -0.1}
     assert CARDS["frozenlake_det"]["rl_gain"]["rl_success"] > CARDS["frozenlake_det"]["rl_gain"]["sft_success"]
+
+
+def test_every_card_has_oracle_and_random_success_on_the_test_split():
+    missing = [name for name, card in CARDS.items() if card["oracle_test"] is None or card["random_test"] is None]
+    assert not missing
+    # The visual presets play their text presets' levels, in episodes of their own: the same agents win the same
+    # levels (frozenlake's figures come from the leaderboard's runs, visual_frozenlake's from the preset runs).
+    for visual, text in (("visual_sokoban", "simple_sokoban"), ("visual_frozenlake", "frozenlake")):
+        for figure in ("oracle_test", "random_test"):
+            assert CARDS[visual][figure]["success"] == CARDS[text][figure]["success"], (visual, figure)

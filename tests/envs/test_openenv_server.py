@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +26,8 @@ from openenv.core.generic_client import GenericEnvClient  # noqa: E402
 from websockets.exceptions import InvalidStatus  # noqa: E402
 from websockets.sync.client import connect  # noqa: E402
 
+from ragen_envs import PRESETS  # noqa: E402
+from ragen_envs.splits import LevelSplitter  # noqa: E402
 from ragen_envs.text.episode import TextEpisode  # noqa: E402
 from ragen_envs.text.parser import format_reply  # noqa: E402
 
@@ -85,9 +88,10 @@ def scripted_turns(env: str, seed: int) -> list[dict]:
     return turns
 
 
-def in_process(env: str, seed: int, turns: list[dict]) -> tuple[list[dict], dict]:
+def in_process(env: str, seed: int, turns: list[dict], protocol: dict | None = None,
+               env_config: dict | None = None) -> tuple[list[dict], dict]:
     """The same episode played by ``TextEpisode``: per-step (messages, reward) and the final record."""
-    episode = TextEpisode(env, seed)
+    episode = TextEpisode(env, seed, protocol, env_config)
     steps = []
     for action in turns:
         if episode.done:
@@ -190,6 +194,16 @@ def test_reset_defaults_reveal_flag_and_bad_requests() -> None:
         assert reset["observation"]["info"]["env"] == "frozenlake" and reset["reward"] == 0.0
         assert reset["observation"]["messages"] == TextEpisode("frozenlake", 7).messages
         assert reset["observation"]["certificate"] is None
+        # /metadata carries one environment card per registered preset.
+        with urllib.request.urlopen(url + "/metadata", timeout=30) as answer:
+            cards = json.loads(answer.read())["readme_content"]
+        names = [line.split(" ")[1] for line in cards.splitlines() if line.startswith("### ")]
+        assert names == [preset.name for preset in PRESETS]
+        # A card says the splits share their levels only where they do; elsewhere the leak is 0 (or unmeasured).
+        leaks = [line.rsplit(": ", 1)[1] for line in cards.splitlines() if line.startswith("- split leak")]
+        for name, leak in zip(names, leaks, strict=True):
+            assert leak.startswith("none to hold out") if LevelSplitter(name).shared else leak in ("0", "not measured"), \
+                (name, leak)
         two = exchange(socket, "step", {"reply": "a", "actions": ["Up"]})
         assert two["type"] == "error" and "exactly one" in two["data"]["message"]
         huge = exchange(socket, "step", {"reply": "x" * 70_000})
@@ -287,6 +301,59 @@ def test_client_policy_applies_over_ws(tmp_path: Path) -> None:
             assert third.value.response.status_code == 429
 
 
+def test_reset_arguments_pick_protocol_env_config_and_level_file(tmp_path: Path) -> None:
+    # One session, three episodes: the protocol and an opened env_config field as reset arguments, then a level
+    # of an operator's level file by name; each plays as TextEpisode does with the same arguments.
+    levels = tmp_path / "levels"
+    levels.mkdir()
+    (levels / "two.txt").write_text("#####\n#@$.#\n#####\n\n######\n#@ $.#\n######\n")
+    protocol = {"max_turns": 2, "format_penalty": -0.5}
+    turns = [{"reply": "<think>go</think><answer>Down || Right</answer>"}, {"message": "no tags"},
+             {"actions": ["Right"]}]
+    asked = [{"env": "frozenlake", "seed": 5, "protocol": protocol, "env_config": {"height": 5, "width": 5}},
+             {"env": "bandit", "seed": 2, "protocol": {"format_penalty": -0.3}},
+             {"env": "sokoban", "seed": 1, "levels": "two.txt", "protocol": protocol}]
+    played = []
+    with serve("--allow-env-config", "--levels-dir", str(levels), "--cache-dir", str(tmp_path / "cache")) as url:
+        with GenericEnvClient(base_url=url).sync() as client:
+            for kwargs in asked:
+                result, steps = client.reset(**kwargs), []
+                while not result.done:
+                    result = client.step(turns[len(steps)])
+                    steps.append({"messages": result.observation["messages"], "reward": result.reward})
+                played.append((steps, result.observation["record"]))
+    for kwargs, (steps, record) in zip(asked, played):
+        env_config = kwargs.get("env_config") or ({"levels": str(levels / kwargs["levels"])} if "levels" in kwargs
+                                                  else None)
+        want_steps, want_record = in_process(kwargs["env"], kwargs["seed"], turns, kwargs["protocol"], env_config)
+        if "levels" in kwargs:  # the server names the file as the client did, never by its path
+            want_record["env_config"]["levels"] = kwargs["levels"]
+        assert (steps, record) == (want_steps, want_record), kwargs
+    lake = played[0][1]["env_config"]
+    assert len(played[0][0]) == 2 and (lake["height"], lake["width"]) == (5, 5)
+    assert "#P_XO#" in played[2][0][0]["messages"][1]["content"]  # the file's second level, #@ $.#
+
+
+def test_a_build_over_the_time_budget_is_stopped_while_other_sessions_play() -> None:
+    hostile = {"height": 30, "width": 30, "num_boxes": 8, "search_budget": 10_000_000, "max_attempts": 1_000_000}
+    opened = [arg for field in hostile for arg in ("--env-config-limit", f"sokoban.{field}=none")]
+    with serve(*opened, "--generation-timeout", "1", "--max-concurrent-generations", "1") as url, \
+            connect(ws_url(url)) as attacker, connect(ws_url(url)) as player:
+        assert exchange(player, "reset", {"env": "bandit", "seed": 3})["type"] == "observation"
+        start = time.monotonic()
+        attacker.send(json.dumps({"type": "reset", "data": {"env": "sokoban", "seed": 1, "env_config": hostile}}))
+        time.sleep(0.3)  # the hostile build runs now
+        step = exchange(player, "step", {"actions": ["Phoenix"]})
+        stepped = time.monotonic() - start
+        refused = json.loads(attacker.recv(timeout=30))
+        refused_after = time.monotonic() - start
+        assert step["type"] == "observation" and step["data"]["done"]
+        assert refused["type"] == "error" and "budget of 1s" in refused["data"]["message"], refused
+        assert 1.0 <= refused_after < 10 and stepped < refused_after  # the turn did not wait for the build
+        # The refused session stays open and plays.
+        assert exchange(attacker, "reset", {"env": "sokoban", "seed": 1})["type"] == "observation"
+
+
 def test_token_required_beyond_loopback_and_checked() -> None:
     refused = subprocess.run([sys.executable, "-m", "ragen_envs.openenv_server", "--host", "0.0.0.0", "--port", "0"],
                              capture_output=True, text=True, timeout=60)
@@ -303,8 +370,8 @@ def test_token_required_beyond_loopback_and_checked() -> None:
 
 def test_openenv_validate_passes_on_the_running_server_and_the_package() -> None:
     with serve() as url:
-        live = subprocess.run([OPENENV, "validate", "--url", url, "--json"], capture_output=True, text=True,
-                              timeout=120)
+        live = subprocess.run([OPENENV, "validate", "--url", url, "--level", "semantic", "--json"],
+                              capture_output=True, text=True, timeout=120)
     assert live.returncode == 0, live.stdout + live.stderr
     report = json.loads(live.stdout)
     assert report["passed"] and all(c["passed"] for c in report["criteria"])
