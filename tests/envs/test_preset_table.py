@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ragen_envs import PRESETS
 from tests.script_modules import REPO, load_script
 
+pytest.importorskip("PIL")  # docs/make_images.py draws with pillow, which the bare install lacks
 make_images = load_script("docs/make_images.py")
 
 
