@@ -76,7 +76,8 @@ class TrainConfig:
 
     # --- model ---
     model: str = "tiny"
-    """a transformers causal-LM path, or 'tiny' (built by ragen_train.tiny)"""
+    """a transformers causal-LM path, 'default' (the embedded model ragen-eval plays) or 'tiny' (built by
+    ragen_train.tiny)"""
     tiny_hidden_size: int = 128
     """hidden size when model=tiny"""
     tiny_num_layers: int = 2

@@ -38,6 +38,7 @@ from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag
+from ragen_eval.embedded_model import resolve_model_path
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
 from ragen_train.loss import aggregate, token_logprobs
 from ragen_train.policy import load_tokenizer
@@ -50,7 +51,8 @@ class SFTConfig:
     """Settings of one SFT run; defaults are sized for the tiny models on a CPU."""
 
     model: str = "tiny"
-    """A transformers causal-LM directory, or ``tiny`` (built by :func:`ragen_train.tiny.build_tiny_checkpoint`)."""
+    """A transformers causal-LM directory, ``default`` (the embedded model) or ``tiny`` (built by
+    :func:`ragen_train.tiny.build_tiny_checkpoint`)."""
     out: str = "runs/sft/run"
     """Output directory: the fine-tuned checkpoint and its logs."""
     demos: list[DemoConfig] = field(default_factory=lambda: [DemoConfig()])
@@ -394,12 +396,13 @@ def _truncate_metrics(path: Path, step: int) -> None:
 
 
 def checkpoint_dir(model: str) -> Path | None:
-    """The checkpoint directory ``model`` names, or None for ``tiny``; a ValueError when it is neither."""
+    """The checkpoint directory ``model`` names (``default``: the embedded model), or None for ``tiny``; a ValueError
+    when it is none of these."""
     if model == "tiny":
         return None
-    path = Path(model)
+    path = Path(resolve_model_path(model))
     if not (path / "config.json").is_file():
-        raise ValueError(f"--model {model!r} is neither 'tiny' nor a transformers checkpoint directory")
+        raise ValueError(f"--model {model!r} is neither 'tiny', 'default' nor a transformers checkpoint directory")
     return path
 
 
@@ -456,7 +459,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "with sft_config.json, sft_metrics.csv and demos_summary.json; the same command again resumes.")
     d, dd = SFTConfig(), DemoConfig()
     docs = field_docs(SFTConfig)
-    p.add_argument("--model", default=d.model, help="checkpoint directory, or 'tiny' for a fresh tiny model")
+    p.add_argument("--model", default=d.model,
+                   help="checkpoint directory, 'default' (the embedded model) or 'tiny' (a fresh tiny model)")
     p.add_argument("--out", default=None, help="output directory for the fine-tuned checkpoint (required)")
     p.add_argument("--env", default=dd.env, action=GivenOnce,
                    help="game preset, or several comma-separated for one model of all (bandit,frozenlake,...)")

@@ -36,6 +36,7 @@ from ragen_envs import split_seeds
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.cli import evaluate as run_eval
 from ragen_eval.config import EvalConfig
+from ragen_eval.embedded_model import resolve_model_path
 from ragen_eval.jsonl_store import rewrite_jsonl
 from ragen_eval.metrics import headline_metrics
 from ragen_eval.run_dir import CONFIG_FILE, EPISODES_FILE
@@ -729,12 +730,13 @@ def make_optimizer(policy: ActorCritic, config: TrainConfig) -> torch.optim.Opti
 
 
 def initial_model(config: TrainConfig, run_dir: Path) -> Path:
-    """The checkpoint training starts from: ``config.model``, or a tiny random model built in the run dir."""
+    """The checkpoint training starts from: ``config.model`` (``default``: the embedded model ``ragen-eval`` plays),
+    or a tiny random model built in the run dir."""
     if config.model != "tiny":
-        path = Path(config.model)
+        path = Path(resolve_model_path(config.model))
         if not (path / "config.json").is_file():
             raise FileNotFoundError(f"model {config.model!r} is not a transformers checkpoint directory "
-                                    "(no config.json); use a local path or model=tiny")
+                                    "(no config.json); use a local path, model=default or model=tiny")
         return path
     path = run_dir / "init_model"
     if not (path / "config.json").is_file():

@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("reproduced", "not reproduced", "unclear")
 #: Studies planned but without a verdict yet: name -> what is missing.
 PENDING = {
-    "Rollouts: diversity and actions per turn": "not run yet",
+    "Rollouts: diversity and actions per turn": "diversity running (experiments/rollout_diversity/plan.md); "
+                                                "actions per turn not run yet",
     "Reasoning under outcome-only and consistency rewards": "not run yet: needs the thinking model "
                                                            "(experiments/thinking_model/plan.md)",
     "Mixture RL on the default model": "not run yet",

@@ -34,7 +34,7 @@ def test_the_console_command_says_one_line_and_makes_nothing(tmp_path: Path) -> 
     (["--env", "sokobann"], "unknown environment 'sokobann'"),
     (["--env", "bandit", "--env-config", "heigth=6"], "unknown BanditConfig fields: ['heigth']"),
     (["--env", "bandit,frozenlake", "--env-config", "height=6"], "--env-config overrides one game's config"),
-    (["--model", "no/such/checkpoint"], "--model 'no/such/checkpoint' is neither 'tiny' nor a transformers checkpoint"),
+    (["--model", "no/such/checkpoint"], "--model 'no/such/checkpoint' is neither 'tiny', 'default' nor a transformers checkpoint"),
     (["--max-steps", "0"], "--max-steps must be a positive int, got 0"),
     (["--help-config", "--env-config", "heigth=6"], "unknown BanditConfig fields: ['heigth']"),
 ])

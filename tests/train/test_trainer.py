@@ -8,10 +8,12 @@ import pytest
 import torch
 
 from ragen_envs.text import ProtocolConfig
+from ragen_eval.embedded_model import default_model_path
 from ragen_train.checkpoint import latest_checkpoint, list_checkpoints
 from ragen_train.cli import main
 from ragen_train.config import load_config
-from ragen_train.trainer import train
+from ragen_train.sft import checkpoint_dir
+from ragen_train.trainer import initial_model, train
 
 transformers = pytest.importorskip("transformers")
 from safetensors.torch import load_file  # noqa: E402
@@ -85,6 +87,15 @@ def test_resume_gives_the_same_next_step(tiny_model_dir, tmp_path):
 def test_initial_model_must_be_a_checkpoint(tmp_path):
     with pytest.raises(FileNotFoundError, match="config.json"):
         train(load_config(None, [f"model={tmp_path}", f"output_dir={tmp_path}", "run_name=x"]))
+
+
+def test_model_default_is_the_embedded_model_ragen_eval_plays(tmp_path):
+    # The same name means the same checkpoint in both commands (ragen-eval --model default), for RL and for SFT.
+    embedded = default_model_path()
+    config = load_config(None, ["model=default", f"output_dir={tmp_path}", "run_name=x"])
+    assert initial_model(config, tmp_path / "x") == embedded
+    assert checkpoint_dir("default") == embedded
+    assert not (tmp_path / "x").exists()
 
 
 @pytest.mark.slow
