@@ -55,6 +55,7 @@ def _documented_commands(program: str) -> list[tuple[str, str]]:
         for block in re.finditer(r"```(bash|sh|)\n(.*?)```", text, re.S):
             for line in block.group(2).replace("\\\n", " ").splitlines():
                 command = line.split("&&")[-1].split(" #")[0].strip().removesuffix("&").strip()
+                command = re.sub(r"\s+\d?>>?\s*\S+", "", command)  # a redirection is the shell's, not the CLI's
                 words = command.split()
                 if not words or words[0] != program or words[1:2] and words[1].endswith(":"):
                     continue

@@ -50,6 +50,14 @@ def test_the_python_snippet_runs(tmp_path):
     assert re.fullmatch(r"-?\d+(\.\d+)? (True|False)", out.strip().splitlines()[-1]), out  # a turn's reward, done
 
 
+def _with(argv: list[str], flag: str, value: str) -> list[str]:
+    """``argv`` with ``flag`` set to ``value``, in place where it is given (list flags refuse a repeat)."""
+    if flag not in argv:
+        return [*argv, flag, value]
+    at = argv.index(flag) + 1
+    return [*argv[:at], value, *argv[at + 1:]]
+
+
 @pytest.mark.slow
 def test_the_evaluate_leaderboard_and_train_commands_run_in_order(tmp_path):
     from ragen_eval.serve import ServeConfig, serve_in_thread
@@ -58,18 +66,15 @@ def test_the_evaluate_leaderboard_and_train_commands_run_in_order(tmp_path):
     with serve_in_thread(ServeConfig(agent="oracle", port=0)) as url:
         for command in _commands("ragen-eval", "ragen-train"):
             program, *argv = shlex.split(command)
-            if program == "ragen-train":
-                argv += (["--episodes", "32", "--epochs", "1"] if argv[0] == "sft"
-                         else ["total_steps=2", "save_every=2", "eval_every=0", "env_groups=2", "group_size=4"])
+            if program == "ragen-train" and argv[0] == "sft":
+                argv = _with(_with(argv, "--episodes", "32"), "--epochs", "1")
+            elif program == "ragen-train":
+                argv += ["total_steps=2", "save_every=2", "eval_every=0", "env_groups=2", "group_size=4"]
             elif argv[0] != "leaderboard":
                 argv = [url if a.startswith("http") else a for a in argv]
                 argv = [str(ROOT / "ragen_eval" / "default_model") if a == "path/to/checkpoint" else a for a in argv]
                 argv = [re.sub(r"step_\d+$", "step_000002", a) for a in argv]
-                if "--episodes" in argv:
-                    argv[argv.index("--episodes") + 1] = "2"
-                else:
-                    argv += ["--episodes", "2"]
-                argv.append("--no-progress")
+                argv = [*_with(argv, "--episodes", "2"), "--no-progress"]
             _run([*_program(program), *argv], tmp_path)
     assert (tmp_path / "leaderboards" / "leaderboard.md").is_file()
     assert (tmp_path / "runs" / "train" / "bandit-s" / "checkpoints" / "step_000002").is_dir()

@@ -237,15 +237,16 @@ def test_connections_beyond_the_cap_get_a_503_and_are_closed(serve):
     finally:
         for connection in held:
             connection.close()
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:  # the closed connections' threads give their places back
+    deadline, served = time.monotonic() + 10, False
+    while not served and time.monotonic() < deadline:  # the closed connections' threads give their places back
         try:
-            if request(url, "GET", "/health")[0] == 200:
-                break
+            served = request(url, "GET", "/health")[0] == 200
         except ConnectionError:
             pass
         time.sleep(0.05)
-    assert request(url, "GET", "/health")[0] == 200
+    # Judged on the loop's own answer: one more request could race the thread that answered it, which
+    # gives its place back just after the client has read the reply.
+    assert served
 
 
 # -- malformed bodies: always a 400 ---------------------------------------------------------------------------

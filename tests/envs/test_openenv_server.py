@@ -317,7 +317,7 @@ def test_reset_arguments_pick_protocol_env_config_and_level_file(tmp_path: Path)
     with serve("--allow-env-config", "--levels-dir", str(levels), "--cache-dir", str(tmp_path / "cache")) as url:
         with GenericEnvClient(base_url=url).sync() as client:
             for kwargs in asked:
-                result, steps = client.reset(**kwargs), []
+                result, steps = client.reset(**kwargs, chat="full", records=True), []
                 while not result.done:
                     result = client.step(turns[len(steps)])
                     steps.append({"messages": result.observation["messages"], "reward": result.reward})
