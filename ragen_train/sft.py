@@ -301,21 +301,23 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
             epoch, (k, indices) = _locate(schedules, position)
             began = time.perf_counter()
             demos = [(i, play_demo(config.demos[k], i, seeds[k][i])) for i in indices]
-            played = [d for _, d in demos if d is not None]
-            examples = dict(zip(map(id, played),
-                                tokenize_demos(played, tokenizer, config.max_seq_len, config.drop_long)))
+            examples = iter(tokenize_demos([d for _, d in demos if d is not None], tokenizer, config.max_seq_len,
+                                           config.drop_long))
+            kept: list[tuple[Demo, Example]] = []
             for i, d in demos:
+                example = None if d is None else next(examples)
+                line: dict[str, Any] = {"step": position, "set": k, "index": i}
                 if d is None:
-                    line = {"step": position, "set": k, "index": i, "dropped": True}
-                elif examples[id(d)] is None:
-                    line = {"step": position, "set": k, "index": i, "dropped": "too_long"}
+                    line["dropped"] = True
+                elif example is None:
+                    line["dropped"] = "too_long"
                 else:
-                    line = {"step": position, "set": k, "index": i, **d.record}
+                    line.update(d.record)
+                    kept.append((d, example))
                 record_file.write(json.dumps(_summary_record(line)) + "\n")
-            kept = [d for d in played if examples[id(d)] is not None]
             lr = learning_rate(position, total, config)
             if kept:
-                loss, tokens = batch_nll(model, [examples[id(d)] for d in kept],
+                loss, tokens = batch_nll(model, [example for _, example in kept],
                                          tokenizer.pad_token_id, config.share_prefix)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
@@ -327,7 +329,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
                 writer.writerow([position, epoch, config.demos[k].env, f"{loss.item():.6f}", f"{lr:.3e}",
                                  f"{grad_norm:.4f}", tokens, f"{time.perf_counter() - began:.3f}"])
                 handle.flush()  # a long run can be watched (and a crash leaves its curve)
-                records.extend(d.record for d in kept)
+                records.extend(d.record for d, _ in kept)
             episodes_run += len(indices)
             step = position + 1
             if step % config.log_every == 0 or step == total:
@@ -526,7 +528,8 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
                  for env, n in zip(envs, counts)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
-                         drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size, tiny_num_layers=a.tiny_num_layers,
+                         drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size,
+                         tiny_num_layers=a.tiny_num_layers,
                          share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
     except (ValueError, TypeError) as error:
         bad_input(parser, str(error))
