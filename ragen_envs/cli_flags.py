@@ -14,8 +14,8 @@ class GivenOnce(argparse.Action):
     FrozenLake alone; a list flag says how to list instead.
     """
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: str | Sequence[Any] | None,
-                 option_string: str | None = None) -> None:
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: str | Sequence[Any] | None, option_string: str | None = None) -> None:
         if getattr(namespace, f"_given_{self.dest}", False):
             parser.error(f"{option_string} was given twice; list several in one: {option_string} a,b")
         setattr(namespace, f"_given_{self.dest}", True)

@@ -4,9 +4,10 @@
     python scripts/openenv_cards.py --check    # exits 1 when the committed file is out of date
 
 One card per registered preset: oracle and random success on the test split (leaderboards/leaderboard.json
-where the preset is on the leaderboard, else the runs of experiments/preset_baselines), the level space and the split leak
-(docs/envs/level_space.json, written by scripts/level_space.py), the certificate's meaning, the protocol budgets, and a measured RL
-gain (experiments/rl_gain/data/results.json) where one exists. Standard library and ragen_envs only.
+where the preset is on the leaderboard, else the runs of experiments/preset_baselines), the level space and
+the split leak (docs/envs/level_space.json, written by scripts/level_space.py), the certificate's meaning,
+the protocol budgets, and a measured RL gain (experiments/rl_gain/data/results.json) where one exists.
+Standard library and ragen_envs only.
 """
 
 from __future__ import annotations
