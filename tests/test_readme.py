@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.doc_blocks import code_blocks
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -51,9 +53,10 @@ def _documented_commands(program: str) -> list[tuple[str, str]]:
     """
     found = []
     for page in DOC_PAGES:
-        text = (ROOT / page).read_text()
-        for block in re.finditer(r"```(bash|sh|)\n(.*?)```", text, re.S):
-            for line in block.group(2).replace("\\\n", " ").splitlines():
+        for block in code_blocks(page):
+            if block.language not in ("bash", "sh", ""):
+                continue
+            for line in block.code.replace("\\\n", " ").splitlines():
                 command = line.split("&&")[-1].split(" #")[0].strip().removesuffix("&").strip()
                 command = re.sub(r"\s+\d?>>?\s*\S+", "", command)  # a redirection is the shell's, not the CLI's
                 words = command.split()
