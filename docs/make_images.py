@@ -6,13 +6,16 @@ Writes ``docs/images/preset_<name>.png`` (the level of ``reset(seed=0)``, as ``r
 draws it; Bandit with its arm names beside it), ``docs/images/frozenlake_episode.gif`` (the optimal
 policy from value iteration playing one slippery lake) and rewrites the table between the
 ``presets`` markers in docs/envs.md, with each preset's oracle and random success on the test split
-as leaderboards/leaderboard.json has them. A game whose package is missing is left out with a note.
+as the OpenEnv environment cards take them (``builtin_test_success`` of scripts/openenv_cards.py: the
+leaderboard's row, else the runs of experiments/preset_baselines). A game whose package is missing is left
+out with a note.
 """
 
 from __future__ import annotations
 
 import json
 import pathlib
+import sys
 
 import numpy as np
 from PIL import Image
@@ -23,9 +26,11 @@ from ragen_envs.frozen_lake import value_iteration
 from ragen_envs.rendering import frame_with_text, save_gif
 
 DOCS = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(DOCS.parent / "scripts"))
+from openenv_cards import LEADERBOARD, builtin_test_success  # noqa: E402
+
 IMAGES = DOCS / "images"
 BEGIN, END = "<!-- presets:begin -->", "<!-- presets:end -->"
-LEADERBOARD = DOCS.parent / "leaderboards" / "leaderboard.json"
 GAME_PAGES = {"SokobanEnv": "envs/sokoban.md", "FrozenLakeEnv": "envs/frozen_lake.md", "BanditEnv": "envs/bandit.md",
               "CountdownEnv": "envs/countdown.md", "SudokuEnv": "envs/sudoku.md", "RubiksEnv": "envs/rubiks.md"}
 
@@ -78,13 +83,15 @@ def episode_gif(path: pathlib.Path, min_frames: int = 6) -> int:
     raise RuntimeError("no seed below 1000 gave a long winning episode")
 
 
-def baselines(board: dict) -> dict[str, dict[str, float]]:
-    """Preset -> model (``oracle``, ``random``) -> test success, from the built-in agents' leaderboard rows."""
+def baselines(rows: list[dict]) -> dict[str, dict[str, float]]:
+    """Preset -> model (``oracle``, ``random``) -> test success, the figures of the environment cards, from the
+    leaderboard's ``rows`` else experiments/preset_baselines; a preset neither has played is left out."""
     found: dict[str, dict[str, float]] = {}
-    for row in board["rows"]:
-        if row["backend"] == "builtin" and row["split"] == "test":
-            for env, success in row["per_env"].items():
-                found.setdefault(env, {})[row["model"]] = success
+    for preset in PRESETS:
+        for model in ("oracle", "random"):
+            figure = builtin_test_success(rows, model, preset.name)
+            if figure is not None:
+                found.setdefault(preset.name, {})[model] = figure["success"]
     return found
 
 
@@ -127,7 +134,7 @@ def main() -> None:
         raise SystemExit(f"{index} lacks the {BEGIN} / {END} markers")
     head, rest = text.split(BEGIN, 1)
     tail = rest.split(END, 1)[1]
-    success = baselines(json.loads(LEADERBOARD.read_text()))
+    success = baselines(json.loads(LEADERBOARD.read_text())["rows"])
     index.write_text(f"{head}{BEGIN}\n{preset_table(pictures, success)}\n{END}{tail}")
     print(f"updated the preset table in {index.relative_to(DOCS.parent)}")
 

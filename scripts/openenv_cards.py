@@ -45,10 +45,13 @@ CERTIFICATE_MEANING = {
 }
 
 
-def _test_success(rows: list[dict[str, Any]], model: str, env: str) -> dict[str, Any] | None:
-    """The built-in ``model``'s success on ``env``'s test split: the leaderboard's row, else the preset runs'."""
+def builtin_test_success(rows: list[dict[str, Any]], model: str, env: str) -> dict[str, Any] | None:
+    """The built-in ``model``'s (``oracle``, ``random``) success on preset ``env``'s test split, with its 95% CI
+    and source: the leaderboard's row (``rows``, leaderboards/leaderboard.json), else the preset runs'; None
+    where neither has played it. The cards and docs/envs.md's preset table both take their figures from here."""
     for row in rows:
-        if row["model"] == model and row["split"] == "test" and row.get("per_env", {}).get(env) is not None:
+        if (row["model"] == model and row["backend"] == "builtin" and row["split"] == "test"
+                and row.get("per_env", {}).get(env) is not None):
             return {"success": round(row["per_env"][env], 4), "ci95": [round(x, 4) for x in row["per_env_ci95"][env]],
                     "split": "test", "source": "leaderboards/leaderboard.json"}
     return _preset_run_success(model, env)
@@ -81,8 +84,8 @@ def cards() -> dict[str, dict[str, Any]]:
             "env_id": preset.env_id,
             "description": preset.description,
             "actions": list(game.action_names),
-            "oracle_test": _test_success(rows, "oracle", preset.name),
-            "random_test": _test_success(rows, "random", preset.name),
+            "oracle_test": builtin_test_success(rows, "oracle", preset.name),
+            "random_test": builtin_test_success(rows, "random", preset.name),
             "level_space": None if not levels else {
                 "distinct_in_sample": levels["distinct_in_sample"], "sampled_seeds": levels["sampled_seeds"],
                 "chao1_estimate": levels["chao1_estimate"], "exact": levels.get("exact"),
