@@ -3,8 +3,9 @@
 What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate;
 ``test.csv``: seed, level_key, success and any extra per-episode counts) written from a runs folder and read
 back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels, Holm's step-down
-correction, seed consistency, the better / worse call); the training panel of the figure; and the command line
-(``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on ``sys.path``.
+correction, seed consistency, the better / worse call); the figure (training success per step, test success per
+arm); and the command line (``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on
+``sys.path``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str,
     from ragen_envs.splits import LevelSplitter
 
     levels = LevelSplitter(env)
+    out.mkdir(parents=True, exist_ok=True)
     for run in sorted(p.parent for p in root.glob(f"{runs}/metrics.csv")):
         export_train(run / "metrics.csv", out / run.name)
         export_test(root / f"{run.name}-test", out / run.name, levels, columns)
@@ -172,29 +174,46 @@ def compare(per_seed: dict, per_level: dict, others: Sequence, baseline: Hashabl
     return tests
 
 
-def plot_training(axis: Any, runs: dict, arms: Sequence, seeds: Sequence[int], steps: int,
-                  colours: Mapping, label: Callable[[Any], str] = str) -> None:
-    """Training success per step on ``axis``: thin, each run; thick, the mean over an arm's finished seeds."""
+def plot_study(runs: dict, summary: dict, out: Path, arms: Sequence, seeds: Sequence[int], steps: int,
+               colours: Mapping, label: Callable[[Any], str], title: str, start: Callable[[Any], None]) -> None:
+    """The study's figure: training success per step (thin: each run; thick: the mean over an arm's finished
+    seeds) and, once the summary is complete, test success per arm (a bar for the mean over seeds, a dot for each
+    seed) with the start model, which ``start`` draws on that panel's axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    complete = summary["state"] == "complete"
+    fig, axes = plt.subplots(1, 2 if complete else 1, figsize=(10 if complete else 5.5, 3.6), squeeze=False)
+    left = axes[0][0]
     for a in arms:
         curves = [runs[(a, s)]["train"][:steps] for s in seeds if (a, s) in runs]
         for curve in curves:
-            axis.plot(range(1, len(curve) + 1), curve, color=colours[a], lw=0.6, alpha=0.4)
+            left.plot(range(1, len(curve) + 1), curve, color=colours[a], lw=0.6, alpha=0.4)
         finished = [curve for curve in curves if len(curve) == steps]
         if finished:
-            axis.plot(range(1, steps + 1), np.mean(finished, axis=0), color=colours[a], lw=2,
+            left.plot(range(1, steps + 1), np.mean(finished, axis=0), color=colours[a], lw=2,
                       label=f"{label(a)} ({len(finished)} seeds)")
-    axis.set_xlabel("RL step")
-
-
-def plot_arms(axis: Any, summary: dict, arms: Sequence, seeds: Sequence[int], colours: Mapping,
-              label: Callable[[Any], str] = str) -> None:
-    """Test success per arm on ``axis``: a bar for the mean over seeds, a dot for each seed."""
-    for i, a in enumerate(arms):
-        result = summary["success"][str(a)]
-        axis.bar(i, result["mean"], color=colours[a], alpha=0.5)
-        axis.scatter([i] * len(seeds), result["per_seed"], color=colours[a], zorder=3)
-    axis.set_xticks(range(len(arms)), [label(a) for a in arms])
-    axis.set_ylabel(f"test success ({summary['levels']} levels)")
+    left.set_xlabel("RL step")
+    left.set_ylabel("training success (64 episodes)")
+    left.set_title(title, fontsize=9)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(fontsize=8, ncol=1 if len(arms) <= 4 else 2)  # two columns keep six arms off the curves
+    if complete:
+        right = axes[0][1]
+        for i, a in enumerate(arms):
+            result = summary["success"][str(a)]
+            right.bar(i, result["mean"], color=colours[a], alpha=0.5)
+            right.scatter([i] * len(seeds), result["per_seed"], color=colours[a], zorder=3)
+        start(right)
+        right.set_xticks(range(len(arms)), [label(a) for a in arms])
+        right.set_ylabel(f"test success ({summary['levels']} levels)")
+        right.set_title("bars: mean over seeds; dots: each seed", fontsize=9)
+        right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=80)
+    plt.close(fig)
 
 
 def study_main(argv: list[str] | None, description: str, export: Callable[[Path, Path], None],
@@ -206,6 +225,8 @@ def study_main(argv: list[str] | None, description: str, export: Callable[[Path,
     parser.add_argument("root", type=Path, help="the runs folder (with --export) or the compact data folder")
     parser.add_argument("--export", type=Path, default=None, help="write compact copies here first, then read them")
     args = parser.parse_args(argv)
+    if not args.root.is_dir():
+        parser.error(f"{args.root} is not a folder")
     root = args.root
     if args.export is not None:
         export(root, args.export)

@@ -23,8 +23,7 @@ from arm_comparison import (  # noqa: E402
     export as export_runs,
     judge,
     load_runs,
-    plot_arms,
-    plot_training,
+    plot_study,
     read_test,
     seed_side,
     study_main,
@@ -94,31 +93,14 @@ def analyse(runs: dict, start: dict | None) -> dict:
 def plot(runs: dict, summary: dict, out: Path) -> None:
     """Training success per step (thin: each run; thick: the mean over a configuration's finished seeds) and, once
     complete, test success per configuration with each seed and the start model."""
-    import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    def start(axis) -> None:
+        low, high = summary["start_model"]["wilson95"]
+        axis.axhspan(low, high, color="grey", alpha=0.2)
+        axis.axhline(summary["start_model"]["success"], color="grey", ls="--", label="start model")
 
     colours = dict(zip(CONFIGS, ("tab:blue", "tab:green", "tab:orange", "tab:red")))
-    complete = summary["state"] == "complete"
-    fig, axes = plt.subplots(1, 2 if complete else 1, figsize=(10 if complete else 5.5, 3.6), squeeze=False)
-    left = axes[0][0]
-    plot_training(left, runs, CONFIGS, SEEDS, STEPS, colours)
-    left.set_ylabel("training success (64 episodes)")
-    left.set_title("env_groups x group_size", fontsize=9)
-    if left.get_legend_handles_labels()[0]:
-        left.legend(fontsize=8)
-    if complete:
-        right = axes[0][1]
-        plot_arms(right, summary, CONFIGS, SEEDS, colours)
-        low, high = summary["start_model"]["wilson95"]
-        right.axhspan(low, high, color="grey", alpha=0.2)
-        right.axhline(summary["start_model"]["success"], color="grey", ls="--", label="start model")
-        right.set_title("bars: mean over seeds; dots: each seed", fontsize=9)
-        right.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out, dpi=80)
-    plt.close(fig)
+    plot_study(runs, summary, out, CONFIGS, SEEDS, STEPS, colours, str, "env_groups x group_size", start)
 
 
 def main(argv: list[str] | None = None) -> int:

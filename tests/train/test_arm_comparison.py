@@ -14,7 +14,7 @@ from tests.script_modules import load_script
 arms = load_script("experiments/arm_comparison.py")
 
 
-def _holm_adjusted(pvalues: list[float]) -> list[float]:
+def holm_adjusted(pvalues: list[float]) -> list[float]:
     """Holm-adjusted p-values, written out: sorted p_(j) times (m - j), running maximum, capped at 1."""
     m = len(pvalues)
     order = sorted(range(m), key=lambda i: pvalues[i])
@@ -34,7 +34,7 @@ def test_holm_on_hand_computed_cases():
 
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6), st.sampled_from([0.01, 0.05, 0.1]))
 def test_holm_rejects_exactly_the_hypotheses_whose_adjusted_p_is_within_alpha(pvalues, alpha):
-    assert arms.holm(pvalues, alpha) == [p <= alpha for p in _holm_adjusted(pvalues)]
+    assert arms.holm(pvalues, alpha) == [p <= alpha for p in holm_adjusted(pvalues)]
 
 
 def _normal_approximation(a: np.ndarray, b: np.ndarray) -> float:
