@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from arm_comparison import export_train, wilcoxon_p  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KS = (0, 2, 8)
@@ -33,11 +35,7 @@ def export(root: Path, out: Path) -> None:
     levels = LevelSplitter("bandit")
     for run in sorted(p.parent for p in root.glob("bandit__k*__seed*/metrics.csv")):
         target = out / run.name
-        target.mkdir(parents=True, exist_ok=True)
-        with open(run / "metrics.csv", newline="") as src, open(target / "train.csv", "w", newline="") as dst:
-            writer = csv.writer(dst)
-            writer.writerow(["step", "success_rate"])
-            writer.writerows([row["step"], row["rollout/success_rate"]] for row in csv.DictReader(src))
+        export_train(run / "metrics.csv", target)
         records = read_jsonl(root / f"{run.name}-test" / "episodes.jsonl")
         with open(target / "test.csv", "w", newline="") as dst:
             writer = csv.writer(dst)
@@ -76,7 +74,7 @@ def analyse(runs: dict) -> dict:
                        for k in KS}, "tests": {}}
     for k in KS[1:]:
         diff = per_level[k] - per_level[0]
-        p = float(stats.wilcoxon(per_level[k], per_level[0]).pvalue) if np.any(diff) else 1.0
+        p = wilcoxon_p(per_level[k], per_level[0])
         out["tests"][f"k{k}_vs_k0"] = {"mean_difference": float(diff.mean()), "wilcoxon_p": p,
                                       "worse": bool(p < BAR and diff.mean() < 0), "better": bool(p < BAR and diff.mean() > 0)}
     worse = any(t["worse"] for t in out["tests"].values())

@@ -1,5 +1,5 @@
-"""experiments/rollout_diversity/analyze.py: Holm's procedure against the adjusted-p formula, and the plan's verdict
-rules on hand-made per-level outcomes written as its compact data."""
+"""experiments/rollout_diversity/analyze.py: the plan's verdict rules on hand-made per-level outcomes written as its
+compact data (Holm's procedure and the other shared pieces: tests/train/test_arm_comparison.py)."""
 
 from __future__ import annotations
 
@@ -7,36 +7,11 @@ import csv
 
 import numpy as np
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from tests.script_modules import load_script
 
 analyze = load_script("experiments/rollout_diversity/analyze.py")
 LEVELS = 200
-
-
-def _holm_adjusted(pvalues: list[float]) -> list[float]:
-    """Holm-adjusted p-values, written out: sorted p_(j) times (m - j), running maximum, capped at 1."""
-    m = len(pvalues)
-    order = sorted(range(m), key=lambda i: pvalues[i])
-    adjusted, running = [0.0] * m, 0.0
-    for j, i in enumerate(order):
-        running = max(running, min(1.0, (m - j) * pvalues[i]))
-        adjusted[i] = running
-    return adjusted
-
-
-def test_holm_on_hand_computed_cases():
-    # 0.01 <= 0.05/3 is rejected; 0.03 > 0.05/2 stops the procedure, so 0.04 is kept although 0.04 <= 0.05
-    assert analyze.holm([0.01, 0.04, 0.03]) == [True, False, False]
-    assert analyze.holm([0.04, 0.01, 0.02]) == [True, True, True]
-    assert analyze.holm([0.2, 0.3, 0.4]) == [False, False, False]
-
-
-@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=6), st.sampled_from([0.01, 0.05, 0.1]))
-def test_holm_rejects_exactly_the_hypotheses_whose_adjusted_p_is_within_alpha(pvalues, alpha):
-    assert analyze.holm(pvalues, alpha) == [p <= alpha for p in _holm_adjusted(pvalues)]
 
 
 def _write(root, name, outcomes, train=None):

@@ -1,0 +1,239 @@
+"""Comparing the arms of a training study on the same test levels, as the studies' plans lay it down.
+
+What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate;
+``test.csv``: seed, level_key, success and any extra per-episode counts) written from a runs folder and read
+back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels, Holm's step-down
+correction, seed consistency, the better / worse call); the figure (training success per step, test success per
+arm); and the command line (``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on
+``sys.path``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy import stats
+
+if TYPE_CHECKING:
+    from ragen_envs.splits import LevelSplitter
+
+ALPHA = 0.05
+TEST_COLUMNS = ("seed", "level_key", "success")
+
+#: An extra column of test.csv: its value for one episode record of ``episodes.jsonl``.
+Column = Callable[[dict], int]
+
+
+def export_train(metrics: Path, target: Path) -> None:
+    """``target/train.csv`` (step, success_rate) from a run's ``metrics.csv``."""
+    target.mkdir(parents=True, exist_ok=True)
+    with open(metrics, newline="") as src, open(target / "train.csv", "w", newline="") as dst:
+        writer = csv.writer(dst)
+        writer.writerow(["step", "success_rate"])
+        writer.writerows([row["step"], row["rollout/success_rate"]] for row in csv.DictReader(src))
+
+
+def export_test(evaluation: Path, target: Path, levels: LevelSplitter,
+                columns: Mapping[str, Column] | None = None) -> None:
+    """``target/test.csv`` from a finished evaluation folder (its ``summary.json`` written; nothing otherwise): per
+    episode, by seed, its seed, level key (hex, from the ``LevelSplitter`` ``levels``), success, and each of
+    ``columns`` computed from the episode record."""
+    from ragen_eval.jsonl_store import read_jsonl
+
+    if not (evaluation / "summary.json").is_file():
+        return
+    columns = columns or {}
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target / "test.csv", "w", newline="") as dst:
+        writer = csv.writer(dst)
+        writer.writerow([*TEST_COLUMNS, *columns])
+        writer.writerows(sorted([r["seed"], levels.level_key(r["seed"]).hex(), int(bool(r["success"])),
+                                 *(count(r) for count in columns.values())]
+                                for r in read_jsonl(evaluation / "episodes.jsonl")))
+
+
+def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str, str],
+           columns: Mapping[str, Column] | None = None) -> None:
+    """Compact copies of a runs folder: for every run folder matching the glob ``runs`` that has a
+    ``metrics.csv``, ``out/<run>/train.csv`` and, once its evaluation ``<run>-test`` has finished,
+    ``out/<run>/test.csv``; and for each ``name: folder`` of ``evaluations`` (the start model's),
+    ``out/<name>/test.csv`` once that evaluation has finished."""
+    from ragen_envs.splits import LevelSplitter
+
+    levels = LevelSplitter(env)
+    out.mkdir(parents=True, exist_ok=True)
+    for run in sorted(p.parent for p in root.glob(f"{runs}/metrics.csv")):
+        export_train(run / "metrics.csv", out / run.name)
+        export_test(root / f"{run.name}-test", out / run.name, levels, columns)
+    for name, folder in evaluations.items():
+        export_test(root / folder, out / name, levels, columns)
+
+
+def read_test(path: Path) -> dict[int, dict[str, Any]] | None:
+    """level seed -> its row of a compact test.csv (level_key a string, every other column an int), or None
+    when the file does not exist."""
+    if not path.is_file():
+        return None
+    with open(path, newline="") as handle:
+        return {int(r["seed"]): {name: value if name == "level_key" else int(value) for name, value in r.items()}
+                for r in csv.DictReader(handle)}
+
+
+def load_runs(root: Path, pattern: str, arm: Callable[[str], Hashable] = str) -> dict[tuple[Any, int], dict]:
+    """(arm, seed) -> {"train": success per step, "test": read_test's rows or None} for every folder of the
+    compact data whose name fully matches ``pattern`` (two groups: the arm, read by ``arm``, and the seed)."""
+    runs = {}
+    for run in sorted(root.iterdir()):
+        match = re.fullmatch(pattern, run.name)
+        if match is None:
+            continue
+        with open(run / "train.csv", newline="") as handle:
+            train = [float(r["success_rate"]) for r in csv.DictReader(handle)]
+        runs[(arm(match[1]), int(match[2]))] = {"train": train, "test": read_test(run / "test.csv")}
+    return runs
+
+
+def training_summary(runs: dict, arms: Sequence, seeds: Sequence[int], steps: int) -> dict:
+    """Per finished run (``steps`` steps logged): its mean training success over the steps; and how many runs
+    have finished of the ``len(arms) * len(seeds)`` planned."""
+    done = {key: run for key, run in runs.items() if len(run["train"]) >= steps}
+    return {"runs_finished": len(done), "runs_planned": len(arms) * len(seeds),
+            "mean_training_success": {str(a): {str(s): float(np.mean(done[(a, s)]["train"][:steps]))
+                                               for s in seeds if (a, s) in done} for a in arms}}
+
+
+def all_tested(runs: dict, arms: Sequence, seeds: Sequence[int]) -> bool:
+    """Whether every planned run exists and has its test outcomes."""
+    return all((a, s) in runs and runs[(a, s)]["test"] is not None for a in arms for s in seeds)
+
+
+def arm_success(runs: dict, arms: Sequence, seeds: Sequence[int], levels: Sequence[int]
+                ) -> tuple[dict[Any, list[float]], dict[Any, np.ndarray]]:
+    """Per arm: each seed's test success over ``levels``, and each level's success averaged over the seeds."""
+    outcomes = {a: np.array([[runs[(a, s)]["test"][lv]["success"] for lv in levels] for s in seeds]) for a in arms}
+    per_seed = {a: [float(np.mean(row)) for row in outcomes[a]] for a in arms}
+    per_level = {a: np.mean(outcomes[a], axis=0) for a in arms}
+    return per_seed, per_level
+
+
+def holm(pvalues: list[float], alpha: float = ALPHA) -> list[bool]:
+    """Holm's step-down procedure: which hypotheses are rejected at family-wise ``alpha``.
+
+    The i-th smallest p (i = 0, 1, ...) is compared with alpha / (m - i); testing stops at the first that fails.
+    """
+    rejected = [False] * len(pvalues)
+    for rank, index in enumerate(np.argsort(pvalues, kind="stable")):
+        if pvalues[index] > alpha / (len(pvalues) - rank):
+            break
+        rejected[index] = True
+    return rejected
+
+
+def seed_side(seeds: list[float], baseline: list[float]) -> int:
+    """+1 when every seed lies above every baseline seed, -1 when every one lies below, else 0."""
+    if min(seeds) > max(baseline):
+        return 1
+    if max(seeds) < min(baseline):
+        return -1
+    return 0
+
+
+def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
+    """Two-sided Wilcoxon signed-rank p over paired items, zero differences dropped; 1.0 when all are zero."""
+    return float(stats.wilcoxon(a, b).pvalue) if np.any(a != b) else 1.0
+
+
+def judge(difference: float, significant: bool, side: int) -> str:
+    """``better`` / ``worse`` (significant, and seed-consistent in the same direction) or ``neither``."""
+    if significant and difference > 0 and side > 0:
+        return "better"
+    if significant and difference < 0 and side < 0:
+        return "worse"
+    return "neither"
+
+
+def compare(per_seed: dict, per_level: dict, others: Sequence, baseline: Hashable,
+            name: Callable[[Any], str] = str) -> dict[str, dict]:
+    """Each arm of ``others`` against ``baseline``, keyed ``<name(arm)>_vs_<name(baseline)>``: the mean per-level
+    difference, the Wilcoxon p, Holm's call over the family ``others`` at ALPHA, the seed side and the call."""
+    pvalues = [wilcoxon_p(per_level[a], per_level[baseline]) for a in others]
+    tests = {}
+    for a, p, significant in zip(others, pvalues, holm(pvalues)):
+        difference = float((per_level[a] - per_level[baseline]).mean())
+        side = seed_side(per_seed[a], per_seed[baseline])
+        tests[f"{name(a)}_vs_{name(baseline)}"] = {"mean_difference": difference, "wilcoxon_p": p,
+                                                   "holm_significant": significant, "seed_side": side,
+                                                   "call": judge(difference, significant, side)}
+    return tests
+
+
+def plot_study(runs: dict, summary: dict, out: Path, arms: Sequence, seeds: Sequence[int], steps: int,
+               colours: Mapping, label: Callable[[Any], str], title: str, start: Callable[[Any], None]) -> None:
+    """The study's figure: training success per step (thin: each run; thick: the mean over an arm's finished
+    seeds) and, once the summary is complete, test success per arm (a bar for the mean over seeds, a dot for each
+    seed) with the start model, which ``start`` draws on that panel's axis."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    complete = summary["state"] == "complete"
+    fig, axes = plt.subplots(1, 2 if complete else 1, figsize=(10 if complete else 5.5, 3.6), squeeze=False)
+    left = axes[0][0]
+    for a in arms:
+        curves = [runs[(a, s)]["train"][:steps] for s in seeds if (a, s) in runs]
+        for curve in curves:
+            left.plot(range(1, len(curve) + 1), curve, color=colours[a], lw=0.6, alpha=0.4)
+        finished = [curve for curve in curves if len(curve) == steps]
+        if finished:
+            left.plot(range(1, steps + 1), np.mean(finished, axis=0), color=colours[a], lw=2,
+                      label=f"{label(a)} ({len(finished)} seeds)")
+    left.set_xlabel("RL step")
+    left.set_ylabel("training success (64 episodes)")
+    left.set_title(title, fontsize=9)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(fontsize=8, ncol=1 if len(arms) <= 4 else 2)  # two columns keep six arms off the curves
+    if complete:
+        right = axes[0][1]
+        for i, a in enumerate(arms):
+            result = summary["success"][str(a)]
+            right.bar(i, result["mean"], color=colours[a], alpha=0.5)
+            right.scatter([i] * len(seeds), result["per_seed"], color=colours[a], zorder=3)
+        start(right)
+        right.set_xticks(range(len(arms)), [label(a) for a in arms])
+        right.set_ylabel(f"test success ({summary['levels']} levels)")
+        right.set_title("bars: mean over seeds; dots: each seed", fontsize=9)
+        right.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=80)
+    plt.close(fig)
+
+
+def study_main(argv: list[str] | None, description: str, export: Callable[[Path, Path], None],
+               load: Callable[[Path], tuple], analyse: Callable[..., dict], plot: Callable[[dict, dict, Path], None],
+               summary_path: Path, figure_path: Path) -> int:
+    """The analyses' command line: ``ROOT [--export DIR]``; exports first where asked, then loads the compact
+    data (``load`` gives the runs and the start model's outcomes), prints and writes the summary, and draws."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("root", type=Path, help="the runs folder (with --export) or the compact data folder")
+    parser.add_argument("--export", type=Path, default=None, help="write compact copies here first, then read them")
+    args = parser.parse_args(argv)
+    if not args.root.is_dir():
+        parser.error(f"{args.root} is not a folder")
+    root = args.root
+    if args.export is not None:
+        export(root, args.export)
+        root = args.export
+    runs, start = load(root)
+    summary = analyse(runs, start)
+    print(json.dumps(summary, indent=1))
+    summary_path.write_text(json.dumps(summary, indent=1) + "\n")
+    plot(runs, summary, figure_path)
+    return 0
