@@ -146,8 +146,14 @@ def seed_side(seeds: list[float], baseline: list[float]) -> int:
 
 
 def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
-    """Two-sided Wilcoxon signed-rank p over paired items, zero differences dropped; 1.0 when all are zero."""
-    return float(stats.wilcoxon(a, b).pvalue) if np.any(a != b) else 1.0
+    """Two-sided Wilcoxon signed-rank p over paired items, zero differences dropped; 1.0 when all are zero.
+
+    The differences are rounded to 12 decimals first: per-level values are means over seeds, whose float rounding
+    would otherwise make equal values differ (0.8 against the mean of three 0.8s) and split tied differences
+    (1 - 2/3 against 1/3 - 0) into distinct ranks.
+    """
+    differences = np.round(np.asarray(a, dtype=float) - np.asarray(b, dtype=float), 12)
+    return float(stats.wilcoxon(differences).pvalue) if np.any(differences != 0) else 1.0
 
 
 def judge(difference: float, significant: bool, side: int) -> str:

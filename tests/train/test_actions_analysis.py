@@ -53,11 +53,12 @@ def _study(root, rates: dict[int, list[float]], steps: int = analyze.STEPS, star
 
 
 def _check_tests(summary, rates):
-    """Every comparison against k = 5 as computed here: per-level means over seeds, scipy's Wilcoxon, Holm by
-    adjusted p, the seed side from the rates."""
-    per_level = {k: np.mean([_outcomes(r) for r in rates[k]], axis=0) for k in analyze.ARMS}
-    pvalues = [float(stats.wilcoxon(per_level[k], per_level[5]).pvalue) if np.any(per_level[k] != per_level[5])
-               else 1.0 for k in OTHERS]
+    """Every comparison against k = 5 as computed here: per-level wins over the seeds (integers: the ranks of their
+    means, with no float rounding to split tied differences), scipy's Wilcoxon, Holm by adjusted p, the seed side
+    from the rates."""
+    wins = {k: np.sum([_outcomes(r) for r in rates[k]], axis=0) for k in analyze.ARMS}
+    pvalues = [float(stats.wilcoxon(wins[k], wins[5]).pvalue) if np.any(wins[k] != wins[5]) else 1.0
+               for k in OTHERS]
     for k, p, adjusted in zip(OTHERS, pvalues, holm_adjusted(pvalues)):
         test = summary["tests"][f"k{k}_vs_k5"]
         assert test["wilcoxon_p"] == pytest.approx(p, rel=1e-12)

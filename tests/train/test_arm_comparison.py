@@ -50,11 +50,27 @@ def _normal_approximation(a: np.ndarray, b: np.ndarray) -> float:
 
 def test_wilcoxon_p_drops_zero_differences_and_is_one_when_nothing_differs():
     rng = np.random.default_rng(7)
-    # per-level means over three seeds: thirds, so many ties and many zero differences among 512 levels
-    a, b = rng.integers(0, 4, 512) / 3, rng.integers(0, 4, 512) / 3
-    assert np.sum(a == b) > 50
-    assert arms.wilcoxon_p(a, b) == pytest.approx(_normal_approximation(a, b), rel=1e-9)
+    # per-level means over three seeds (successes of three episodes): thirds, so many ties and many zero
+    # differences among 512 levels; the reference takes the differences from the integer counts, exactly
+    wins_a, wins_b = rng.integers(0, 4, 512), rng.integers(0, 4, 512)
+    a = np.mean([wins_a >= 1, wins_a >= 2, wins_a >= 3], axis=0)
+    b = np.mean([wins_b >= 1, wins_b >= 2, wins_b >= 3], axis=0)
+    assert np.sum(wins_a == wins_b) > 50
+    # ranks and the statistic are the same for the counts as for their thirds
+    assert arms.wilcoxon_p(a, b) == pytest.approx(_normal_approximation(wins_a, wins_b), rel=1e-9)
     assert arms.wilcoxon_p(a, a.copy()) == 1.0
+
+
+def test_wilcoxon_p_takes_float_rounding_for_no_difference():
+    # three seeds' 0.8 averaged is 0.8000000000000002; as a pair with 0.8 it is a zero difference
+    seeds = np.full((3, 40), 0.8)
+    assert np.mean(seeds, axis=0)[0] != 0.8
+    assert arms.wilcoxon_p(np.mean(seeds, axis=0), np.full(40, 0.8)) == 1.0
+    # 1 - 2/3 and 1/3 - 0 are one tied difference, whatever their floats: ranks as for exact thirds
+    a = np.array([1.0] * 10 + [1 / 3] * 10 + [0.5] * 5)
+    b = np.array([np.mean([1.0, 1.0, 0.0])] * 10 + [0.0] * 10 + [0.0] * 5)
+    assert len(set(np.abs(a - b)[:20])) == 2
+    assert arms.wilcoxon_p(a, b) == pytest.approx(float(stats.wilcoxon([1 / 3] * 20 + [0.5] * 5).pvalue), rel=1e-12)
 
 
 def test_seed_side_and_the_call():
