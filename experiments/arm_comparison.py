@@ -1,11 +1,11 @@
 """Comparing the arms of a training study on the same test levels, as the studies' plans lay it down.
 
-What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate;
-``test.csv``: seed, level_key, success and any extra per-episode counts) written from a runs folder and read
-back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels, Holm's step-down
-correction, seed consistency, the better / worse call); the figure (training success per step, test success per
-arm); and the command line (``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on
-``sys.path``.
+What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate and any
+other ``rollout/`` metrics; ``test.csv``: seed, level_key, success and any extra per-episode counts) written from a
+runs folder and read back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels,
+Holm's step-down correction, seed consistency, the better / worse call) or of one arm against another alone; the
+figure (training curves per step, test figures per arm); and the command line (``ROOT [--export DIR]``). The
+analyses import it by putting ``experiments/`` on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -31,13 +31,20 @@ TEST_COLUMNS = ("seed", "level_key", "success")
 Column = Callable[[dict], int]
 
 
-def export_train(metrics: Path, target: Path) -> None:
-    """``target/train.csv`` (step, success_rate) from a run's ``metrics.csv``."""
+def export_train(metrics: Path, target: Path, columns: Sequence[str] = ("success_rate",)) -> None:
+    """``target/train.csv`` (step and each of ``columns``, the ``rollout/`` metric of that name; empty where the
+    step logged none) from a run's ``metrics.csv``."""
+    with open(metrics, newline="") as src:
+        reader = csv.DictReader(src)
+        missing = [c for c in columns if f"rollout/{c}" not in (reader.fieldnames or [])]
+        if missing:
+            raise SystemExit(f"{metrics} has no column rollout/{missing[0]}")
+        rows = [[row["step"], *(row[f"rollout/{c}"] for c in columns)] for row in reader]
     target.mkdir(parents=True, exist_ok=True)
-    with open(metrics, newline="") as src, open(target / "train.csv", "w", newline="") as dst:
+    with open(target / "train.csv", "w", newline="") as dst:
         writer = csv.writer(dst)
-        writer.writerow(["step", "success_rate"])
-        writer.writerows([row["step"], row["rollout/success_rate"]] for row in csv.DictReader(src))
+        writer.writerow(["step", *columns])
+        writer.writerows(rows)
 
 
 def export_test(evaluation: Path, target: Path, levels: LevelSplitter,
@@ -60,17 +67,17 @@ def export_test(evaluation: Path, target: Path, levels: LevelSplitter,
 
 
 def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str, str],
-           columns: Mapping[str, Column] | None = None) -> None:
+           columns: Mapping[str, Column] | None = None, train_columns: Sequence[str] = ("success_rate",)) -> None:
     """Compact copies of a runs folder: for every run folder matching the glob ``runs`` that has a
-    ``metrics.csv``, ``out/<run>/train.csv`` and, once its evaluation ``<run>-test`` has finished,
-    ``out/<run>/test.csv``; and for each ``name: folder`` of ``evaluations`` (the start model's),
-    ``out/<name>/test.csv`` once that evaluation has finished."""
+    ``metrics.csv``, ``out/<run>/train.csv`` (with ``train_columns``) and, once its evaluation ``<run>-test``
+    has finished, ``out/<run>/test.csv`` (with ``columns``); and for each ``name: folder`` of ``evaluations``
+    (the start model's), ``out/<name>/test.csv`` once that evaluation has finished."""
     from ragen_envs.splits import LevelSplitter
 
     levels = LevelSplitter(env)
     out.mkdir(parents=True, exist_ok=True)
     for run in sorted(p.parent for p in root.glob(f"{runs}/metrics.csv")):
-        export_train(run / "metrics.csv", out / run.name)
+        export_train(run / "metrics.csv", out / run.name, train_columns)
         export_test(root / f"{run.name}-test", out / run.name, levels, columns)
     for name, folder in evaluations.items():
         export_test(root / folder, out / name, levels, columns)
@@ -87,16 +94,21 @@ def read_test(path: Path) -> dict[int, dict[str, Any]] | None:
 
 
 def load_runs(root: Path, pattern: str, arm: Callable[[str], Hashable] = str) -> dict[tuple[Any, int], dict]:
-    """(arm, seed) -> {"train": success per step, "test": read_test's rows or None} for every folder of the
-    compact data whose name fully matches ``pattern`` (two groups: the arm, read by ``arm``, and the seed)."""
+    """(arm, seed) -> {"train": success per step, "curves": every column of train.csv but the step, per step (NaN
+    where empty), "test": read_test's rows or None} for every folder of the compact data whose name fully matches
+    ``pattern`` (two groups: the arm, read by ``arm``, and the seed)."""
     runs = {}
     for run in sorted(root.iterdir()):
         match = re.fullmatch(pattern, run.name)
         if match is None:
             continue
         with open(run / "train.csv", newline="") as handle:
-            train = [float(r["success_rate"]) for r in csv.DictReader(handle)]
-        runs[(arm(match[1]), int(match[2]))] = {"train": train, "test": read_test(run / "test.csv")}
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+        curves = {name: [float(r[name]) if r[name] != "" else float("nan") for r in rows]
+                  for name in reader.fieldnames or [] if name != "step"}
+        runs[(arm(match[1]), int(match[2]))] = {"train": curves["success_rate"], "curves": curves,
+                                                "test": read_test(run / "test.csv")}
     return runs
 
 
@@ -156,6 +168,14 @@ def wilcoxon_p(a: np.ndarray, b: np.ndarray) -> float:
     return float(stats.wilcoxon(differences).pvalue) if np.any(differences != 0) else 1.0
 
 
+def nan_mean(values: np.ndarray, axis: int | None = None) -> np.ndarray | float:
+    """The mean over the values that are not NaN (along ``axis``); NaN where none is."""
+    present = ~np.isnan(values)
+    count = present.sum(axis=axis)
+    mean = np.where(count > 0, np.where(present, values, 0.0).sum(axis=axis) / np.maximum(count, 1), np.nan)
+    return float(mean) if axis is None else mean
+
+
 def judge(difference: float, significant: bool, side: int) -> str:
     """``better`` / ``worse`` (significant, and seed-consistent in the same direction) or ``neither``."""
     if significant and difference > 0 and side > 0:
@@ -180,6 +200,47 @@ def compare(per_seed: dict, per_level: dict, others: Sequence, baseline: Hashabl
     return tests
 
 
+def paired_test(a: np.ndarray, b: np.ndarray, seeds_a: Sequence[float], seeds_b: Sequence[float],
+                alpha: float = ALPHA) -> dict[str, Any]:
+    """One arm against another (or the start model) alone, over levels: ``a`` and ``b`` hold each level's value
+    (NaN where an arm has none; such levels leave the pairs), ``seeds_a`` and ``seeds_b`` each seed's test mean
+    (the start model's one value). The pairs, the mean per-level difference (None without pairs), the Wilcoxon p,
+    whether p < ``alpha``, the seed side and the call."""
+    keep = ~(np.isnan(a) | np.isnan(b))
+    difference = float((a[keep] - b[keep]).mean()) if keep.any() else None
+    p = wilcoxon_p(a[keep], b[keep])
+    side = seed_side(list(seeds_a), list(seeds_b))
+    return {"pairs": int(keep.sum()), "mean_difference": difference, "wilcoxon_p": p, "significant": p < alpha,
+            "seed_side": side, "call": judge(difference or 0.0, p < alpha, side)}
+
+
+def plot_curves(axis, runs: dict, arms: Sequence, seeds: Sequence[int], steps: int, colours: Mapping,
+                label: Callable[[Any], str], curve: Callable[[dict], list[float]] = lambda run: run["train"]) -> None:
+    """A training curve per step on ``axis`` (``curve`` of a run; default its success): thin, each run; thick,
+    the mean over an arm's finished seeds."""
+    for a in arms:
+        curves = [curve(runs[(a, s)])[:steps] for s in seeds if (a, s) in runs]
+        for values in curves:
+            axis.plot(range(1, len(values) + 1), values, color=colours[a], lw=0.6, alpha=0.4)
+        finished = [values for values in curves if len(values) == steps]
+        if finished:
+            axis.plot(range(1, steps + 1), np.mean(finished, axis=0), color=colours[a], lw=2,
+                      label=f"{label(a)} ({len(finished)} seeds)")
+    axis.set_xlabel("RL step")
+
+
+def plot_arms(axis, results: Mapping[str, dict], arms: Sequence, colours: Mapping,
+              label: Callable[[Any], str]) -> None:
+    """A test figure per arm on ``axis``: a bar for ``results[str(arm)]["mean"]``, a dot for each of its
+    ``per_seed``."""
+    for i, a in enumerate(arms):
+        result = results[str(a)]
+        axis.bar(i, result["mean"], color=colours[a], alpha=0.5)
+        seeds = np.array(result["per_seed"], dtype=float)  # None (a seed without a value) draws nothing
+        axis.scatter([i] * len(seeds), seeds, color=colours[a], zorder=3)
+    axis.set_xticks(range(len(arms)), [label(a) for a in arms])
+
+
 def plot_study(runs: dict, summary: dict, out: Path, arms: Sequence, seeds: Sequence[int], steps: int,
                colours: Mapping, label: Callable[[Any], str], title: str, start: Callable[[Any], None]) -> None:
     """The study's figure: training success per step (thin: each run; thick: the mean over an arm's finished
@@ -193,27 +254,15 @@ def plot_study(runs: dict, summary: dict, out: Path, arms: Sequence, seeds: Sequ
     complete = summary["state"] == "complete"
     fig, axes = plt.subplots(1, 2 if complete else 1, figsize=(10 if complete else 5.5, 3.6), squeeze=False)
     left = axes[0][0]
-    for a in arms:
-        curves = [runs[(a, s)]["train"][:steps] for s in seeds if (a, s) in runs]
-        for curve in curves:
-            left.plot(range(1, len(curve) + 1), curve, color=colours[a], lw=0.6, alpha=0.4)
-        finished = [curve for curve in curves if len(curve) == steps]
-        if finished:
-            left.plot(range(1, steps + 1), np.mean(finished, axis=0), color=colours[a], lw=2,
-                      label=f"{label(a)} ({len(finished)} seeds)")
-    left.set_xlabel("RL step")
+    plot_curves(left, runs, arms, seeds, steps, colours, label)
     left.set_ylabel("training success (64 episodes)")
     left.set_title(title, fontsize=9)
     if left.get_legend_handles_labels()[0]:
         left.legend(fontsize=8, ncol=1 if len(arms) <= 4 else 2)  # two columns keep six arms off the curves
     if complete:
         right = axes[0][1]
-        for i, a in enumerate(arms):
-            result = summary["success"][str(a)]
-            right.bar(i, result["mean"], color=colours[a], alpha=0.5)
-            right.scatter([i] * len(seeds), result["per_seed"], color=colours[a], zorder=3)
+        plot_arms(right, summary["success"], arms, colours, label)
         start(right)
-        right.set_xticks(range(len(arms)), [label(a) for a in arms])
         right.set_ylabel(f"test success ({summary['levels']} levels)")
         right.set_title("bars: mean over seeds; dots: each seed", fontsize=9)
         right.legend(fontsize=8)
