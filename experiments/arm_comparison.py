@@ -1,8 +1,8 @@
 """Comparing the arms of a training study on the same test levels, as the studies' plans lay it down.
 
-What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate;
-``test.csv``: seed, level_key, success and any extra per-episode counts) written from a runs folder and read
-back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels, Holm's step-down
+What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate and any other
+logged metrics; ``test.csv``: seed, level_key, success and any extra per-episode counts) written from a runs folder
+and read back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels, Holm's step-down
 correction, seed consistency, the better / worse call); the figure (training success per step, test success per
 arm); and the command line (``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on
 ``sys.path``.
@@ -26,36 +26,41 @@ if TYPE_CHECKING:
 
 ALPHA = 0.05
 TEST_COLUMNS = ("seed", "level_key", "success")
+#: train.csv's columns by default: its name -> the metrics.csv column.
+TRAIN_COLUMNS = {"success_rate": "rollout/success_rate"}
 
 #: An extra column of test.csv: its value for one episode record of ``episodes.jsonl``.
 Column = Callable[[dict], int]
 
 
-def export_train(metrics: Path, target: Path) -> None:
-    """``target/train.csv`` (step, success_rate) from a run's ``metrics.csv``."""
+def export_train(metrics: Path, target: Path, columns: Mapping[str, str] = TRAIN_COLUMNS) -> None:
+    """``target/train.csv`` from a run's ``metrics.csv``: the step and each of ``columns`` (train.csv's name: the
+    metrics column) that the run logged."""
     target.mkdir(parents=True, exist_ok=True)
     with open(metrics, newline="") as src, open(target / "train.csv", "w", newline="") as dst:
+        rows = csv.DictReader(src)
+        logged = {name: column for name, column in columns.items() if column in (rows.fieldnames or ())}
         writer = csv.writer(dst)
-        writer.writerow(["step", "success_rate"])
-        writer.writerows([row["step"], row["rollout/success_rate"]] for row in csv.DictReader(src))
+        writer.writerow(["step", *logged])
+        writer.writerows([row["step"], *(row[column] for column in logged.values())] for row in rows)
 
 
-def export_test(evaluation: Path, target: Path, levels: LevelSplitter,
+def export_test(evaluation: Path, destination: Path, levels: LevelSplitter,
                 columns: Mapping[str, Column] | None = None) -> None:
-    """``target/test.csv`` from a finished evaluation folder (its ``summary.json`` written; nothing otherwise): per
-    episode, by seed, its seed, level key (hex, from the ``LevelSplitter`` ``levels``), success, and each of
-    ``columns`` computed from the episode record."""
+    """The CSV ``destination`` from a finished evaluation folder (its ``summary.json`` written; nothing otherwise):
+    per episode, by seed, its seed, level key (hex, from the ``LevelSplitter`` ``levels``; ``shared`` in hex where
+    the game has one level, as Bandit's preset), success, and each of ``columns`` computed from the episode record."""
     from ragen_eval.jsonl_store import read_jsonl
 
     if not (evaluation / "summary.json").is_file():
         return
     columns = columns or {}
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / "test.csv", "w", newline="") as dst:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with open(destination, "w", newline="") as dst:
         writer = csv.writer(dst)
         writer.writerow([*TEST_COLUMNS, *columns])
-        writer.writerows(sorted([r["seed"], levels.level_key(r["seed"]).hex(), int(bool(r["success"])),
-                                 *(count(r) for count in columns.values())]
+        writer.writerows(sorted([r["seed"], (levels.level_key(r["seed"]) or b"shared").hex(),
+                                 int(bool(r["success"])), *(count(r) for count in columns.values())]
                                 for r in read_jsonl(evaluation / "episodes.jsonl")))
 
 
@@ -71,9 +76,9 @@ def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str,
     out.mkdir(parents=True, exist_ok=True)
     for run in sorted(p.parent for p in root.glob(f"{runs}/metrics.csv")):
         export_train(run / "metrics.csv", out / run.name)
-        export_test(root / f"{run.name}-test", out / run.name, levels, columns)
+        export_test(root / f"{run.name}-test", out / run.name / "test.csv", levels, columns)
     for name, folder in evaluations.items():
-        export_test(root / folder, out / name, levels, columns)
+        export_test(root / folder, out / name / "test.csv", levels, columns)
 
 
 def read_test(path: Path) -> dict[int, dict[str, Any]] | None:
