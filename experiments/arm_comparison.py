@@ -1,11 +1,11 @@
 """Comparing the arms of a training study on the same test levels, as the studies' plans lay it down.
 
 What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: step, success_rate and any
-other ``rollout/`` metrics; ``test.csv``: seed, level_key, success and any extra per-episode counts) written from a
-runs folder and read back; the paired test of each arm against a reference arm (Wilcoxon signed-rank over levels,
-Holm's step-down correction, seed consistency, the better / worse call) or of one arm against another alone; the
-figure (training curves per step, test figures per arm); and the command line (``ROOT [--export DIR]``). The
-analyses import it by putting ``experiments/`` on ``sys.path``.
+other ``rollout/`` metrics; ``test.csv`` or another evaluation CSV: seed, level_key, success and any extra
+per-episode counts) written from a runs folder and read back; the paired test of each arm against a reference arm
+(Wilcoxon signed-rank over levels, Holm's step-down correction, seed consistency, the better / worse call) or of one
+arm against another alone; the figure (training curves per step, test figures per arm); and the command line
+(``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -26,14 +26,16 @@ if TYPE_CHECKING:
 
 ALPHA = 0.05
 TEST_COLUMNS = ("seed", "level_key", "success")
+#: train.csv's columns by default: the ``rollout/`` metrics of these names.
+TRAIN_COLUMNS = ("success_rate",)
 
 #: An extra column of test.csv: its value for one episode record of ``episodes.jsonl``.
 Column = Callable[[dict], int]
 
 
-def export_train(metrics: Path, target: Path, columns: Sequence[str] = ("success_rate",)) -> None:
+def export_train(metrics: Path, target: Path, columns: Sequence[str] = TRAIN_COLUMNS) -> None:
     """``target/train.csv`` (step and each of ``columns``, the ``rollout/`` metric of that name; empty where the
-    step logged none) from a run's ``metrics.csv``."""
+    step logged none) from a run's ``metrics.csv``; a run without one of those metrics stops the export."""
     with open(metrics, newline="") as src:
         reader = csv.DictReader(src)
         missing = [c for c in columns if f"rollout/{c}" not in (reader.fieldnames or [])]
@@ -47,27 +49,27 @@ def export_train(metrics: Path, target: Path, columns: Sequence[str] = ("success
         writer.writerows(rows)
 
 
-def export_test(evaluation: Path, target: Path, levels: LevelSplitter,
+def export_test(evaluation: Path, destination: Path, levels: LevelSplitter,
                 columns: Mapping[str, Column] | None = None) -> None:
-    """``target/test.csv`` from a finished evaluation folder (its ``summary.json`` written; nothing otherwise): per
-    episode, by seed, its seed, level key (hex, from the ``LevelSplitter`` ``levels``), success, and each of
-    ``columns`` computed from the episode record."""
+    """The CSV ``destination`` from a finished evaluation folder (its ``summary.json`` written; nothing otherwise):
+    per episode, by seed, its seed, level key (hex, from the ``LevelSplitter`` ``levels``; ``shared`` in hex where
+    the game has one level, as Bandit's preset), success, and each of ``columns`` computed from the episode record."""
     from ragen_eval.jsonl_store import read_jsonl
 
     if not (evaluation / "summary.json").is_file():
         return
     columns = columns or {}
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / "test.csv", "w", newline="") as dst:
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    with open(destination, "w", newline="") as dst:
         writer = csv.writer(dst)
         writer.writerow([*TEST_COLUMNS, *columns])
-        writer.writerows(sorted([r["seed"], levels.level_key(r["seed"]).hex(), int(bool(r["success"])),
-                                 *(count(r) for count in columns.values())]
+        writer.writerows(sorted([r["seed"], (levels.level_key(r["seed"]) or b"shared").hex(),
+                                 int(bool(r["success"])), *(count(r) for count in columns.values())]
                                 for r in read_jsonl(evaluation / "episodes.jsonl")))
 
 
 def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str, str],
-           columns: Mapping[str, Column] | None = None, train_columns: Sequence[str] = ("success_rate",)) -> None:
+           columns: Mapping[str, Column] | None = None, train_columns: Sequence[str] = TRAIN_COLUMNS) -> None:
     """Compact copies of a runs folder: for every run folder matching the glob ``runs`` that has a
     ``metrics.csv``, ``out/<run>/train.csv`` (with ``train_columns``) and, once its evaluation ``<run>-test``
     has finished, ``out/<run>/test.csv`` (with ``columns``); and for each ``name: folder`` of ``evaluations``
@@ -78,9 +80,9 @@ def export(root: Path, out: Path, env: str, runs: str, evaluations: Mapping[str,
     out.mkdir(parents=True, exist_ok=True)
     for run in sorted(p.parent for p in root.glob(f"{runs}/metrics.csv")):
         export_train(run / "metrics.csv", out / run.name, train_columns)
-        export_test(root / f"{run.name}-test", out / run.name, levels, columns)
+        export_test(root / f"{run.name}-test", out / run.name / "test.csv", levels, columns)
     for name, folder in evaluations.items():
-        export_test(root / folder, out / name, levels, columns)
+        export_test(root / folder, out / name / "test.csv", levels, columns)
 
 
 def read_test(path: Path) -> dict[int, dict[str, Any]] | None:
@@ -93,6 +95,17 @@ def read_test(path: Path) -> dict[int, dict[str, Any]] | None:
                 for r in csv.DictReader(handle)}
 
 
+def read_train(path: Path) -> dict[str, list[float]] | None:
+    """column -> its value per step of a compact train.csv (the step among them; NaN where a step logged none), or
+    None when the file does not exist."""
+    if not path.is_file():
+        return None
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    return {name: [float(r[name]) if r[name] != "" else float("nan") for r in rows] for name in reader.fieldnames or []}
+
+
 def load_runs(root: Path, pattern: str, arm: Callable[[str], Hashable] = str) -> dict[tuple[Any, int], dict]:
     """(arm, seed) -> {"train": success per step, "curves": every column of train.csv but the step, per step (NaN
     where empty), "test": read_test's rows or None} for every folder of the compact data whose name fully matches
@@ -102,11 +115,7 @@ def load_runs(root: Path, pattern: str, arm: Callable[[str], Hashable] = str) ->
         match = re.fullmatch(pattern, run.name)
         if match is None:
             continue
-        with open(run / "train.csv", newline="") as handle:
-            reader = csv.DictReader(handle)
-            rows = list(reader)
-        curves = {name: [float(r[name]) if r[name] != "" else float("nan") for r in rows]
-                  for name in reader.fieldnames or [] if name != "step"}
+        curves = {name: values for name, values in read_train(run / "train.csv").items() if name != "step"}
         runs[(arm(match[1]), int(match[2]))] = {"train": curves["success_rate"], "curves": curves,
                                                 "test": read_test(run / "test.csv")}
     return runs

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from arm_comparison import export_train, wilcoxon_p  # noqa: E402
+from arm_comparison import export as export_runs, wilcoxon_p  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KS = (0, 2, 8)
@@ -28,21 +28,9 @@ BAR = 0.025
 
 
 def export(root: Path, out: Path) -> None:
-    """Compact copies: DIR/<run>/train.csv (step, success) and DIR/<run>/test.csv (seed, level, success)."""
-    from ragen_envs.splits import LevelSplitter
-    from ragen_eval.jsonl_store import read_jsonl
-
-    levels = LevelSplitter("bandit")
-    for run in sorted(p.parent for p in root.glob("bandit__k*__seed*/metrics.csv")):
-        target = out / run.name
-        export_train(run / "metrics.csv", target)
-        records = read_jsonl(root / f"{run.name}-test" / "episodes.jsonl")
-        with open(target / "test.csv", "w", newline="") as dst:
-            writer = csv.writer(dst)
-            writer.writerow(["seed", "level_key", "success"])
-            # Bandit's preset is one level (its key is None: every split shares it), written as "shared".
-            writer.writerows(sorted([r["seed"], (levels.level_key(r["seed"]) or b"shared").hex(),
-                                     int(bool(r["success"]))] for r in records))
+    """Compact copies: DIR/<run>/train.csv (step, success) and DIR/<run>/test.csv (seed, level, success); Bandit's
+    preset is one level (its key is None: every split shares it), written as "shared"."""
+    export_runs(root, out, "bandit", "bandit__k*__seed*", {})
 
 
 def load(root: Path) -> dict[tuple[int, int], dict]:

@@ -14,6 +14,7 @@ from scipy import stats
 from ragen_envs.splits import LevelSplitter
 from ragen_eval.stats import wilson_interval
 from tests.script_modules import load_script
+from tests.train.study_cli import empty_study_summary
 from tests.train.test_arm_comparison import holm_adjusted
 
 analyze = load_script("experiments/actions_per_turn/analyze.py")
@@ -225,11 +226,5 @@ def test_unfinished_evaluations_are_not_exported(tmp_path, monkeypatch):
 
 
 def test_a_missing_folder_is_a_usage_error_and_an_empty_runs_folder_is_in_progress(tmp_path, monkeypatch):
-    monkeypatch.setattr(analyze, "HERE", tmp_path)
-    with pytest.raises(SystemExit) as stopped:
-        analyze.main([str(tmp_path / "missing")])
-    assert stopped.value.code == 2 and not (tmp_path / "summary.json").exists()
-    (tmp_path / "runs").mkdir()
-    assert analyze.main([str(tmp_path / "runs"), "--export", str(tmp_path / "data")]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = empty_study_summary(analyze, tmp_path, monkeypatch)
     assert summary["state"] == "in progress: 0 of 18 runs finished"

@@ -1,5 +1,6 @@
 """experiments/arm_comparison.py: Holm's procedure against the adjusted-p formula, the Wilcoxon p against the normal
-approximation written out, the seed-consistency call, and the compact test.csv read back with its types."""
+approximation written out, the seed-consistency call, the compact train.csv written and read back, and test.csv read
+back with its types."""
 
 from __future__ import annotations
 
@@ -90,3 +91,25 @@ def test_read_test_types_its_columns_and_is_none_for_a_missing_file(tmp_path):
     assert arms.read_test(tmp_path / "test.csv") == {12: {"seed": 12, "level_key": "00ab", "success": 1, "turns": 5},
                                                      3: {"seed": 3, "level_key": "0100", "success": 0, "turns": 10}}
     assert arms.read_test(tmp_path / "missing.csv") is None
+
+
+def test_export_train_writes_the_step_and_the_asked_columns_and_read_train_reads_them_back(tmp_path):
+    (tmp_path / "metrics.csv").write_text("step,rollout/success_rate,rollout/a/success_rate,losses/approx_kl\n"
+                                          "1,0.25,0.5,0.01\n2,0.75,,0.02\n")
+    arms.export_train(tmp_path / "metrics.csv", tmp_path / "out")
+    assert (tmp_path / "out" / "train.csv").read_text().splitlines() == ["step,success_rate", "1,0.25", "2,0.75"]
+    arms.export_train(tmp_path / "metrics.csv", tmp_path / "out", ("a/success_rate", "success_rate"))
+    assert (tmp_path / "out" / "train.csv").read_text().splitlines() == ["step,a/success_rate,success_rate",
+                                                                         "1,0.5,0.25", "2,,0.75"]
+    train = arms.read_train(tmp_path / "out" / "train.csv")
+    assert list(train) == ["step", "a/success_rate", "success_rate"]
+    assert train["step"] == [1.0, 2.0] and train["success_rate"] == [0.25, 0.75]
+    assert train["a/success_rate"][0] == 0.5 and np.isnan(train["a/success_rate"][1])  # a step that logged none
+    assert arms.read_train(tmp_path / "missing.csv") is None
+
+
+def test_export_train_stops_on_a_metric_the_run_did_not_log_before_writing(tmp_path):
+    (tmp_path / "metrics.csv").write_text("step,rollout/success_rate\n1,0.25\n")
+    with pytest.raises(SystemExit, match="has no column rollout/a/format_error_rate"):
+        arms.export_train(tmp_path / "metrics.csv", tmp_path / "out", ("success_rate", "a/format_error_rate"))
+    assert not (tmp_path / "out").exists()
