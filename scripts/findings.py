@@ -19,11 +19,10 @@ ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("reproduced", "not reproduced", "unclear")
 #: Studies planned but without a verdict yet: name -> what is missing.
 PENDING = {
-    "Rollouts: diversity and actions per turn": "diversity running (experiments/rollout_diversity/plan.md); "
-                                                "actions per turn not run yet",
-    "Reasoning under outcome-only and consistency rewards": "not run yet: needs the thinking model "
-                                                           "(experiments/thinking_model/plan.md)",
-    "Mixture RL on the default model": "not run yet",
+    "Rollouts: actions per turn": "running (experiments/actions_per_turn/plan.md)",
+    "Reasoning under outcome-only and consistency rewards": "planned (experiments/reasoning_reward/plan.md); "
+                                                           "waits for the thinking model",
+    "Mixture RL on the default model": "training (experiments/mixture_rl/plan.md)",
 }
 
 
