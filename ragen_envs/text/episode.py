@@ -187,17 +187,31 @@ class TextEpisode:
     def _view(self, past_turns: int) -> list[dict[str, str]]:
         # The rules always open the first user message kept, so every context mode still states them.
         first = max(0, len(self._turn_texts) - 1 - past_turns)
-        images = self._turn_images
-        chat = [
-            {"role": "system", "content": self.config.system_prompt},
-            {"role": "user", "content": message_content(f"{self._intro}\n\n{self._turn_texts[first]}", images[first])},
-        ]
+        chat = [{"role": "system", "content": self.config.system_prompt}, self._user_message(first, opening=True)]
         for index in range(first + 1, len(self._turn_texts)):
             chat.append({"role": "assistant", "content": self._responses[index - 1]})
-            chat.append({"role": "user", "content": message_content(self._turn_texts[index], images[index])})
+            chat.append(self._user_message(index))
         if len(self._responses) == len(self._turn_texts):  # finished: the last reply has no user turn after it
             chat.append({"role": "assistant", "content": self._responses[-1]})
         return chat
+
+    def history_from(self, start: int) -> list[dict[str, Any]]:
+        """``history[start:]``, without building the messages before ``start`` (a server that sends each
+        message once needs only the few its client does not hold yet)."""
+        if start < 2:
+            return self.history[start:]
+        # history[2 + 2i] is reply i and history[3 + 2i] the user turn after it (none after the last reply)
+        chat: list[dict[str, Any]] = []
+        for index in range((start - 2) // 2, len(self._responses)):
+            chat.append({"role": "assistant", "content": self._responses[index]})
+            if index + 1 < len(self._turn_texts):
+                chat.append(self._user_message(index + 1))
+        return chat[start % 2:]
+
+    def _user_message(self, index: int, opening: bool = False) -> dict[str, Any]:
+        # The opening user message of a view carries the rules before the turn's text.
+        text = f"{self._intro}\n\n{self._turn_texts[index]}" if opening else self._turn_texts[index]
+        return {"role": "user", "content": message_content(text, self._turn_images[index])}
 
     def _turn_text(self, reward: float | None, errors: tuple[str, ...]) -> str:
         shown = {"text": self._observation, "image": f"{IMAGE_OBSERVATION_TEXT}{_IMAGE_MARK}",

@@ -463,3 +463,36 @@ def test_openenv_runtime_lane_passes_against_the_server_in_a_loopback_process(tm
                   "runtime.state_contract"):
         assert results[check].status.value == "pass", (check, results[check].evidence)
     assert not [c for c, r in results.items() if r.status.value in ("fail", "error")]
+
+
+def test_observation_dump_skips_pydantic_yet_equals_its_dump() -> None:
+    """``GameObservation.model_dump`` as OpenEnv calls it (``exclude`` of top-level names) returns the values
+    as built, where pydantic's serialiser would copy them: same dict, in every game, chat mode and with
+    records and the certificate; any other call is pydantic's own."""
+    from openenv.core.env_server.serialization import serialize_observation
+    from pydantic import BaseModel
+
+    from ragen_envs.openenv_server.environment import GameAction, ServerSettings, TextGameEnvironment
+
+    replies = ["<think>a</think><answer>{0} || {1}</answer>", "no tags", "<think>b</think><answer>{1}</answer>"] * 3
+    seen = 0
+    for reveal in (False, True):
+        environment = TextGameEnvironment(ServerSettings(reveal_certificate=reveal))
+        for env in ("bandit", "frozenlake", "simple_sokoban"):
+            for chat, records in (("new", False), ("full", True)):
+                observation = environment.reset(env=env, seed=3, chat=chat, records=records)
+                names = environment._episode.game.action_names
+                for template in [None, *replies]:
+                    if template is not None:
+                        if observation.done:
+                            break
+                        observation = environment.step(GameAction(reply=template.format(names[0], names[-1])))
+                    for exclude in ({"reward", "done"}, None):
+                        assert observation.model_dump(exclude=exclude) == BaseModel.model_dump(observation,
+                                                                                                exclude=exclude)
+                    assert json.dumps(serialize_observation(observation)) == json.dumps(
+                        {**{"observation": BaseModel.model_dump(observation, exclude={"reward", "done"})},
+                         "reward": observation.reward, "done": observation.done})
+                    seen += 1
+    assert observation.model_dump(mode="json", include={"chat"}) == {"chat": "full"}
+    assert seen > 30

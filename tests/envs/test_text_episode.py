@@ -380,3 +380,19 @@ def test_budgets_and_totals_hold_for_any_script(seed, replies, per_turn, per_epi
     for a, b in zip(record["turns"], record["turns"][1:]):
         assert a["state_after"] == b["state_before"]
     assert replay(record).record()["turns"] == record["turns"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10_000), replies=st.lists(_REPLIES, min_size=1, max_size=6),
+       context=st.sampled_from(["full", "last_k", "single"]), turns=st.integers(1, 5))
+def test_history_from_is_the_tail_of_the_history_after_every_turn(seed, replies, context, turns):
+    episode = TextEpisode(ENV_ID, seed, ProtocolConfig(context=context, context_k=1, max_turns=turns),
+                          env_config={"length": 8})
+    for reply in [None, *replies]:
+        if reply is not None:
+            if episode.done:
+                break
+            episode.step(reply)
+        history = episode.history
+        assert [episode.history_from(start) for start in range(len(history) + 2)] == \
+               [history[start:] for start in range(len(history) + 2)]
