@@ -187,26 +187,25 @@ class TextEpisode:
     def _view(self, past_turns: int) -> list[dict[str, str]]:
         # The rules always open the first user message kept, so every context mode still states them.
         first = max(0, len(self._turn_texts) - 1 - past_turns)
-        chat = [{"role": "system", "content": self.config.system_prompt}, self._user_message(first, opening=True)]
-        for index in range(first + 1, len(self._turn_texts)):
-            chat.append({"role": "assistant", "content": self._responses[index - 1]})
-            chat.append(self._user_message(index))
-        if len(self._responses) == len(self._turn_texts):  # finished: the last reply has no user turn after it
-            chat.append({"role": "assistant", "content": self._responses[-1]})
-        return chat
+        return [{"role": "system", "content": self.config.system_prompt}, self._user_message(first, opening=True),
+                *self._exchanges(first)]
 
     def history_from(self, start: int) -> list[dict[str, Any]]:
         """``history[start:]``, without building the messages before ``start`` (a server that sends each
         message once needs only the few its client does not hold yet)."""
         if start < 2:
             return self.history[start:]
-        # history[2 + 2i] is reply i and history[3 + 2i] the user turn after it (none after the last reply)
+        # history[2 + 2i] is reply i and history[3 + 2i] the user turn after it
+        return self._exchanges((start - 2) // 2)[start % 2:]
+
+    def _exchanges(self, first_reply: int) -> list[dict[str, Any]]:
+        # Reply i, then the user turn it led to; a finished episode's last reply has no user turn after it.
         chat: list[dict[str, Any]] = []
-        for index in range((start - 2) // 2, len(self._responses)):
+        for index in range(first_reply, len(self._responses)):
             chat.append({"role": "assistant", "content": self._responses[index]})
             if index + 1 < len(self._turn_texts):
                 chat.append(self._user_message(index + 1))
-        return chat[start % 2:]
+        return chat
 
     def _user_message(self, index: int, opening: bool = False) -> dict[str, Any]:
         # The opening user message of a view carries the rules before the turn's text.
