@@ -130,9 +130,21 @@ def training_summary(runs: dict, arms: Sequence, seeds: Sequence[int], steps: in
                                                for s in seeds if (a, s) in done} for a in arms}}
 
 
-def all_tested(runs: dict, arms: Sequence, seeds: Sequence[int]) -> bool:
-    """Whether every planned run exists and has its test outcomes."""
-    return all((a, s) in runs and runs[(a, s)]["test"] is not None for a in arms for s in seeds)
+def tested_levels(out: dict, runs: dict, arms: Sequence, seeds: Sequence[int],
+                  starts: Sequence[dict | None]) -> list[int] | None:
+    """The test levels every planned run and every start-model evaluation played, once all of them are tested;
+    None (and ``out["state"]`` set to "in progress") before. ``out`` is :func:`training_summary`'s. SystemExit
+    where the evaluations did not all play the same levels."""
+    tested = all((a, s) in runs and runs[(a, s)]["test"] is not None for a in arms for s in seeds)
+    if not tested or any(start is None for start in starts) or out["runs_finished"] < out["runs_planned"]:
+        out["state"] = f"in progress: {out['runs_finished']} of {out['runs_planned']} runs finished"
+        return None
+    levels = sorted(starts[0])
+    if any(sorted(start) != levels for start in starts[1:]):
+        raise SystemExit("the start model's evaluations did not play the same test levels")
+    if any(sorted(runs[(a, s)]["test"]) != levels for a in arms for s in seeds):
+        raise SystemExit("the checkpoints did not play the start model's test levels")
+    return levels
 
 
 def arm_success(runs: dict, arms: Sequence, seeds: Sequence[int], levels: Sequence[int]

@@ -19,7 +19,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arm_comparison import (  # noqa: E402
-    all_tested,
     arm_success,
     compare,
     export as export_runs,
@@ -27,6 +26,7 @@ from arm_comparison import (  # noqa: E402
     plot_study,
     read_test,
     study_main,
+    tested_levels,
     training_summary,
 )
 
@@ -81,15 +81,9 @@ def analyse(runs: dict, starts: dict[int, dict | None]) -> dict:
     """The training record, and, once every run and the start model under every k are evaluated, the plan's
     tests and what it reports beside them."""
     out = training_summary(runs, ARMS, SEEDS, STEPS)
-    if (not all_tested(runs, ARMS, SEEDS) or any(start is None for start in starts.values())
-            or out["runs_finished"] < out["runs_planned"]):
-        out["state"] = f"in progress: {out['runs_finished']} of {out['runs_planned']} runs finished"
+    levels = tested_levels(out, runs, ARMS, SEEDS, list(starts.values()))
+    if levels is None:
         return out
-    levels = sorted(starts[BASELINE])
-    if any(sorted(start) != levels for start in starts.values()):
-        raise SystemExit("the start model did not play the same test levels under every k")
-    if any(sorted(runs[(k, s)]["test"]) != levels for k in ARMS for s in SEEDS):
-        raise SystemExit("the checkpoints did not play the start model's test levels")
     per_seed, per_level = arm_success(runs, ARMS, SEEDS, levels)
     start_model = {}
     for k in ARMS:

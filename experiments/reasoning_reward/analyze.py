@@ -22,7 +22,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arm_comparison import (  # noqa: E402
-    all_tested,
     export as export_runs,
     load_runs,
     nan_mean,
@@ -31,6 +30,7 @@ from arm_comparison import (  # noqa: E402
     plot_curves,
     read_test,
     study_main,
+    tested_levels,
     training_summary,
 )
 
@@ -150,12 +150,9 @@ def analyse(runs: dict, start: dict | None) -> dict:
     it reports beside them."""
     out = training_summary(runs, ARMS, SEEDS, STEPS)
     out["training_ends"] = {"window": WINDOW, "runs": training_ends(runs)}
-    if not all_tested(runs, ARMS, SEEDS) or start is None or out["runs_finished"] < out["runs_planned"]:
-        out["state"] = f"in progress: {out['runs_finished']} of {out['runs_planned']} runs finished"
+    levels = tested_levels(out, runs, ARMS, SEEDS, [start])
+    if levels is None:
         return out
-    levels = sorted(start)
-    if any(sorted(runs[(a, s)]["test"]) != levels for a in ARMS for s in SEEDS):
-        raise SystemExit("the checkpoints did not play the start model's test levels")
     metrics = ("success", "claim_accuracy", "think_words_per_turn")
     arm = {(a, m): arm_values(runs, a, levels, m) for a in ARMS for m in metrics}
     start_model = start_figures(start, levels)

@@ -17,7 +17,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arm_comparison import (  # noqa: E402
     ALPHA,
-    all_tested,
     arm_success,
     compare,
     export as export_runs,
@@ -27,6 +26,7 @@ from arm_comparison import (  # noqa: E402
     read_test,
     seed_side,
     study_main,
+    tested_levels,
     training_summary,
     wilcoxon_p,
 )
@@ -66,12 +66,9 @@ def verdict(tests: dict[str, dict]) -> str:
 def analyse(runs: dict, start: dict | None) -> dict:
     """The training record, and, once every run and the start model are evaluated, the plan's tests."""
     out = training_summary(runs, CONFIGS, SEEDS, STEPS)
-    if not all_tested(runs, CONFIGS, SEEDS) or start is None or out["runs_finished"] < out["runs_planned"]:
-        out["state"] = f"in progress: {out['runs_finished']} of {out['runs_planned']} runs finished"
+    levels = tested_levels(out, runs, CONFIGS, SEEDS, [start])
+    if levels is None:
         return out
-    levels = sorted(start)
-    if any(sorted(runs[(c, s)]["test"]) != levels for c in CONFIGS for s in SEEDS):
-        raise SystemExit("the checkpoints did not play the same test levels")
     per_seed, per_level = arm_success(runs, CONFIGS, SEEDS, levels)
     wins = sum(start[lv]["success"] for lv in levels)
     out.update(state="complete", levels=len(levels), distinct_levels=len({start[lv]["level_key"] for lv in levels}),
