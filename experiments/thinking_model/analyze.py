@@ -133,6 +133,11 @@ def _pooled(figures_: dict[str, dict], keys: list[str], numerator: str, denomina
     return sum(count(key, numerator) for key in keys) / total if total else None
 
 
+def _significant(test: dict[str, Any], sign: int) -> bool:
+    """Whether a :func:`paired` test found the model ahead (``sign`` 1) or behind (-1) with p < ALPHA."""
+    return test["mcnemar_p"] < ALPHA and np.sign(test["difference"]) == sign
+
+
 def gates(name: str, split: str, figures_: dict[str, dict], presets: dict[str, dict]) -> dict[str, Any]:
     """The plan's four gates for NAME on ``split`` (``presets``: :func:`report`'s), one by one, each with the figures
     behind it, and whether all four hold."""
@@ -146,13 +151,9 @@ def gates(name: str, split: str, figures_: dict[str, dict], presets: dict[str, d
                        and accuracy is not None and accuracy >= CLAIM_ACCURACY}
     errors = {p: presets[p]["format_error_rate"] for p in PRESETS}
     failing_format = [p for p, rate in errors.items() if rate is None or rate >= FORMAT_ERRORS]
-
-    def significant(test: dict[str, Any], sign: int) -> bool:
-        return test["mcnemar_p"] < ALPHA and np.sign(test["difference"]) == sign
-
-    below = [p for p in PRESETS if significant(presets[p]["vs_random"], -1)]
-    not_above = [p for p in ABOVE_RANDOM if not significant(presets[p]["vs_random"], 1)]
-    behind = [p for p in DEFAULT_GAMES if significant(presets[p]["vs_v13"], -1)]
+    below = [p for p in PRESETS if _significant(presets[p]["vs_random"], -1)]
+    not_above = [p for p in ABOVE_RANDOM if not _significant(presets[p]["vs_random"], 1)]
+    behind = [p for p in DEFAULT_GAMES if _significant(presets[p]["vs_v13"], -1)]
     out = {
         "1_thoughts_and_claims": {"per_game": first, "pass": all(g["pass"] for g in first.values())},
         "2_format_errors": {"per_preset": errors, "failing": failing_format, "pass": not failing_format},
@@ -171,8 +172,7 @@ def stop_check(name: str, figures_: dict[str, dict], presets: dict[str, dict]) -
     """The plan's check at the end of T1: claim accuracy on the model's own val play (pooled over every preset) below
     CLAIM_ACCURACY, or a Sokoban preset significantly below v13 on val, means stop and report."""
     accuracy = _pooled(figures_, [f"{name}-{p}-val" for p in PRESETS], "n_true", "n_claims", "consistency")
-    behind = [p for p in GAMES["sokoban"] if presets[p]["vs_v13"]["mcnemar_p"] < ALPHA
-              and presets[p]["vs_v13"]["difference"] < 0]
+    behind = [p for p in GAMES["sokoban"] if _significant(presets[p]["vs_v13"], -1)]
     return {"claim_accuracy": accuracy, "sokoban_below_v13": behind,
             "stop": accuracy is None or accuracy < CLAIM_ACCURACY or bool(behind)}
 
@@ -181,7 +181,8 @@ def _complete(name: str, split: str, figures_: dict[str, dict]) -> bool:
     return all(f"{name}-{preset}-{split}" in figures_ for preset in PRESETS)
 
 
-def _check_baselines(figures_: dict[str, dict]) -> None:
+def _check_evaluations(figures_: dict[str, dict]) -> None:
+    """SystemExit where a baseline's evaluation played another model, or any played a split other than its name's."""
     for key, figure in figures_.items():
         name = EVALUATION.fullmatch(key)["name"]
         if name in BASELINES and figure["model"] != BASELINES[name]:
@@ -193,8 +194,8 @@ def _check_baselines(figures_: dict[str, dict]) -> None:
 def select(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[str, Any]:
     """Val: the baselines, each complete candidate (``tK``: every preset against random and v13, the gates judged on
     val, the stop check), each curve point (``stepN``: the presets it played, and per game its success and claim
-    accuracy pooled over them), and the pick: the candidate passing the
-    most gates on val, then the highest mean val success over the presets, then the earlier stage."""
+    accuracy pooled over them), and the pick: the candidate passing the most gates on val, then the highest mean val
+    success over the presets, then the earlier stage (the plan names the candidates but no rule among several)."""
     names = sorted({EVALUATION.fullmatch(key)["name"] for key in figures_ if key.endswith("-val")})
     candidates = sorted((n for n in names if re.fullmatch(r"t\d+", n) and _complete(n, "val", figures_)),
                         key=lambda n: int(n[1:]))
@@ -236,7 +237,7 @@ def confirm(pick: str, figures_: dict[str, dict], rows: dict[str, dict[int, dict
 def analyse(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[str, Any]:
     """Val once v13 and random have played it; test once the pick, v13 and random have. SystemExit where a test
     evaluation comes before val's pick or is not the pick's or a baseline's."""
-    _check_baselines(figures_)
+    _check_evaluations(figures_)
     tests = sorted(key for key in figures_ if key.endswith("-test"))
     baselines_done = sum(f"{b}-{p}-val" in figures_ for b in BASELINES for p in PRESETS)
     if baselines_done < len(BASELINES) * len(PRESETS):

@@ -258,6 +258,12 @@ def test_unfinished_and_stray_looks(tmp_path):
     with pytest.raises(SystemExit, match="v13-bandit-val played runs/sft-t1, not default"):
         _summary(tmp_path)
     _write(tmp_path, "v13", "bandit", "val", _wins(V13))
+    _write(tmp_path, "t1", "bandit", "test", _wins(MODEL))
+    figure = json.loads((tmp_path / "t1-bandit-test.json").read_text())
+    (tmp_path / "t1-bandit-test.json").write_text(json.dumps({**figure, "split": "val"}))
+    with pytest.raises(SystemExit, match="t1-bandit-test played the val split"):
+        _summary(tmp_path)
+    (tmp_path / "t1-bandit-test.csv").unlink()
     path = tmp_path / "t1-boxoban-val.csv"
     path.write_text(path.read_text().replace("\n1003,0003,", "\n1003,00ff,"))  # the same seed, another level
     with pytest.raises(SystemExit, match="t1-boxoban-val did not play the same levels"):
