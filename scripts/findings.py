@@ -22,7 +22,6 @@ PENDING = {
     "Rollouts: actions per turn": "running (experiments/actions_per_turn/plan.md)",
     "Reasoning under outcome-only and consistency rewards": "planned (experiments/reasoning_reward/plan.md); "
                                                            "waits for the thinking model",
-    "Mixture RL on the default model": "training (experiments/mixture_rl/plan.md)",
 }
 
 
