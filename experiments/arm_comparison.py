@@ -4,7 +4,7 @@ What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: 
 other ``rollout/`` metrics; ``test.csv`` or another evaluation CSV: seed, level_key, success and any extra
 per-episode counts) written from a runs folder and read back; the paired test of each arm against a reference arm
 (Wilcoxon signed-rank over levels, Holm's step-down correction, seed consistency, the better / worse call) or of one
-arm against another alone; the figure (training curves per step, test figures per arm); and the command line
+arm against another alone; one model's success against another's on the same levels (exact McNemar); the figure (training curves per step, test figures per arm); and the command line
 (``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on ``sys.path``.
 """
 
@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import stats
+
+from ragen_eval.stats import mcnemar_test
 
 if TYPE_CHECKING:
     from ragen_envs.splits import LevelSplitter
@@ -233,6 +235,18 @@ def paired_test(a: np.ndarray, b: np.ndarray, seeds_a: Sequence[float], seeds_b:
     side = seed_side(list(seeds_a), list(seeds_b))
     return {"pairs": int(keep.sum()), "mean_difference": difference, "wilcoxon_p": p, "significant": p < alpha,
             "seed_side": side, "call": judge(difference or 0.0, p < alpha, side)}
+
+
+def mcnemar_levels(model: Mapping[int, dict], other: Mapping[int, dict], mismatch: str) -> dict[str, Any]:
+    """One model against another on the same levels (rows by level seed, as :func:`read_test` gives them): the
+    success difference, the levels only ``model`` / only ``other`` won, and the exact McNemar p. SystemExit with
+    ``mismatch`` where the two did not play the same levels (seeds and level keys)."""
+    levels = sorted(other)
+    if sorted(model) != levels or any(model[lv]["level_key"] != other[lv]["level_key"] for lv in levels):
+        raise SystemExit(mismatch)
+    test = mcnemar_test([bool(model[lv]["success"]) for lv in levels], [bool(other[lv]["success"]) for lv in levels])
+    return {"difference": (test.a_only - test.b_only) / len(levels), "model_only": test.a_only,
+            "other_only": test.b_only, "mcnemar_p": test.p_value}
 
 
 def plot_curves(axis, runs: dict, arms: Sequence, seeds: Sequence[int], steps: int, colours: Mapping,

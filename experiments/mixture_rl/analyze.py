@@ -22,10 +22,18 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from arm_comparison import ALPHA, export_test, export_train, read_test, read_train, study_main  # noqa: E402
+from arm_comparison import (  # noqa: E402
+    ALPHA,
+    export_test,
+    export_train,
+    mcnemar_levels,
+    read_test,
+    read_train,
+    study_main,
+)
 
 from ragen_eval.metrics import episode_metrics  # noqa: E402
-from ragen_eval.stats import mcnemar_test, wilson_interval  # noqa: E402
+from ragen_eval.stats import wilson_interval  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RUN = "mixture__starpo-s__seed0"
@@ -91,16 +99,11 @@ def against_start(model: dict[int, dict], start: dict[int, dict], name: str) -> 
     """``model``'s outcome and its exact McNemar test against the start model's on the same levels: the difference
     in success, the levels only one of them won, p, and the call (``higher`` / ``lower`` at p < ALPHA, else
     ``neither``). SystemExit where the two did not play the same levels."""
-    levels = sorted(start)
-    if sorted(model) != levels or any(model[lv]["level_key"] != start[lv]["level_key"] for lv in levels):
-        raise SystemExit(f"{name} did not play the start model's levels")
-    test = mcnemar_test([bool(model[lv]["success"]) for lv in levels], [bool(start[lv]["success"]) for lv in levels])
-    result = outcome(model)
-    difference = result["success"] - outcome(start)["success"]
-    significant = test.p_value < ALPHA
+    test = mcnemar_levels(model, start, f"{name} did not play the start model's levels")
+    difference, significant = test["difference"], test["mcnemar_p"] < ALPHA
     call = "higher" if significant and difference > 0 else "lower" if significant and difference < 0 else "neither"
-    return {**result, "difference": difference, "model_only": test.a_only, "start_only": test.b_only,
-            "mcnemar_p": test.p_value, "call": call}
+    return {**outcome(model), "difference": difference, "model_only": test["model_only"],
+            "start_only": test["other_only"], "mcnemar_p": test["mcnemar_p"], "call": call}
 
 
 def start_outcome(rows: dict[int, dict]) -> dict[str, Any]:

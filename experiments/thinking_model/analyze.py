@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from arm_comparison import ALPHA, export_test, read_test, study_main  # noqa: E402
+from arm_comparison import ALPHA, export_test, mcnemar_levels, read_test, study_main  # noqa: E402
 
 from ragen_eval.jsonl_store import read_jsonl  # noqa: E402
-from ragen_eval.stats import mcnemar_test, wilson_interval  # noqa: E402
+from ragen_eval.stats import wilson_interval  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 #: The plan's 13 built-in presets by game; ``sokoban`` (RAGEN's name for simple_sokoban's levels) is one of them.
@@ -99,17 +99,6 @@ def outcome(figure: dict[str, Any], rows: dict[int, dict]) -> dict[str, Any]:
             **{key: consistency[key] for key in CONSISTENCY[3:]}}
 
 
-def paired(model: dict[int, dict], other: dict[int, dict], name: str) -> dict[str, Any]:
-    """``model`` against ``other`` on the same levels: the success difference, the levels only one of them won and the
-    exact McNemar p. SystemExit where the two did not play the same levels."""
-    levels = sorted(other)
-    if sorted(model) != levels or any(model[lv]["level_key"] != other[lv]["level_key"] for lv in levels):
-        raise SystemExit(f"{name} did not play the same levels")
-    test = mcnemar_test([bool(model[lv]["success"]) for lv in levels], [bool(other[lv]["success"]) for lv in levels])
-    return {"difference": (test.a_only - test.b_only) / len(levels), "model_only": test.a_only,
-            "other_only": test.b_only, "mcnemar_p": test.p_value}
-
-
 def report(name: str, split: str, figures_: dict[str, dict], rows: dict[str, dict[int, dict]],
            presets: tuple[str, ...] = PRESETS) -> dict[str, dict]:
     """Per preset of ``presets``: NAME's outcome on ``split`` and, unless NAME is a baseline, its McNemar test against
@@ -120,7 +109,8 @@ def report(name: str, split: str, figures_: dict[str, dict], rows: dict[str, dic
         out[preset] = outcome(figures_[key], rows[key])
         if name not in BASELINES:
             for baseline in BASELINES:
-                out[preset][f"vs_{baseline}"] = paired(rows[key], rows[f"{baseline}-{preset}-{split}"], key)
+                out[preset][f"vs_{baseline}"] = mcnemar_levels(rows[key], rows[f"{baseline}-{preset}-{split}"],
+                                                               f"{key} did not play the same levels")
     return out
 
 
@@ -134,7 +124,7 @@ def _pooled(figures_: dict[str, dict], keys: list[str], numerator: str, denomina
 
 
 def _significant(test: dict[str, Any], sign: int) -> bool:
-    """Whether a :func:`paired` test found the model ahead (``sign`` 1) or behind (-1) with p < ALPHA."""
+    """Whether a :func:`mcnemar_levels` test found the model ahead (``sign`` 1) or behind (-1) with p < ALPHA."""
     return test["mcnemar_p"] < ALPHA and np.sign(test["difference"]) == sign
 
 
@@ -184,10 +174,10 @@ def _complete(name: str, split: str, figures_: dict[str, dict]) -> bool:
 def _check_evaluations(figures_: dict[str, dict]) -> None:
     """SystemExit where a baseline's evaluation played another model, or any played a split other than its name's."""
     for key, figure in figures_.items():
-        name = EVALUATION.fullmatch(key)["name"]
-        if name in BASELINES and figure["model"] != BASELINES[name]:
-            raise SystemExit(f"{key} played {figure['model']}, not {BASELINES[name]}")
-        if figure["split"] != EVALUATION.fullmatch(key)["split"]:
+        match = EVALUATION.fullmatch(key)
+        if match["name"] in BASELINES and figure["model"] != BASELINES[match["name"]]:
+            raise SystemExit(f"{key} played {figure['model']}, not {BASELINES[match['name']]}")
+        if figure["split"] != match["split"]:
             raise SystemExit(f"{key} played the {figure['split']} split")
 
 
