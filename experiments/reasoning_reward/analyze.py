@@ -39,6 +39,7 @@ from ragen_eval.metrics import episode_metrics  # noqa: E402
 from ragen_eval.stats import wilson_interval  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
+GAME = "frozenlake_det"  # plan.md's amendment (the plan first named simple_sokoban)
 ARMS = ("O", "C")  # outcome only; with the consistency reward
 SEEDS = (0, 1, 2)
 STEPS = 60
@@ -58,14 +59,14 @@ WINDOW = 10
 def export(root: Path, out: Path) -> None:
     """Compact copies: DIR/<run>/train.csv (step and TRAIN_COLUMNS), DIR/<run>/test.csv and DIR/start/test.csv
     (seed, level_key, success and EPISODE_COLUMNS) where the evaluation has finished."""
-    export_runs(root, out, "simple_sokoban", "simple_sokoban__*__seed*", {"start": "start-test"}, EPISODE_COLUMNS,
+    export_runs(root, out, GAME, f"{GAME}__*__seed*", {"start": "start-test"}, EPISODE_COLUMNS,
                 TRAIN_COLUMNS)
 
 
 def load(root: Path) -> tuple[dict[tuple[str, int], dict], dict[int, dict] | None]:
     """(arm, seed) -> {"train": success per step, "curves": TRAIN_COLUMNS per step, "test": level seed -> its
     test.csv row, or None}; and the start model's test rows (or None)."""
-    return load_runs(root, r"simple_sokoban__([OC])__seed(\d+)"), read_test(root / "start" / "test.csv")
+    return load_runs(root, GAME + r"__([OC])__seed(\d+)"), read_test(root / "start" / "test.csv")
 
 
 def episode_value(row: dict, metric: str) -> float:
@@ -205,7 +206,7 @@ def plot(runs: dict, summary: dict, out: Path) -> None:
     for axis, (name, title) in zip(axes[0], panels):
         plot_curves(axis, runs, ARMS, SEEDS, STEPS, colours, label, lambda run, name=name: run["curves"][name])
         axis.set_ylabel(title)
-    axes[0][0].set_title("StarPO-S on simple_sokoban from the thinking model", fontsize=9)
+    axes[0][0].set_title(f"StarPO-S on {GAME} from the thinking model", fontsize=9)
     if axes[0][0].get_legend_handles_labels()[0]:
         axes[0][0].legend(fontsize=8)
     if complete:

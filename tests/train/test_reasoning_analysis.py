@@ -72,7 +72,7 @@ START = Spec()
 def _study(root, specs: dict[str, list[Spec]], start: Spec | None = START, steps: int = analyze.STEPS):
     for arm in analyze.ARMS:
         for s, spec in zip(analyze.SEEDS, specs[arm]):
-            _write(root / f"simple_sokoban__{arm}__seed{s}", spec, steps)
+            _write(root / f"{analyze.GAME}__{arm}__seed{s}", spec, steps)
     if start is not None:
         _write(root / "start", start)
     return analyze.analyse(*analyze.load(root))
@@ -247,71 +247,67 @@ def test_an_unfinished_study_has_only_the_training_record(tmp_path):
 
 def test_a_checkpoint_on_other_levels_stops_the_analysis(tmp_path):
     _study(tmp_path, {"O": SAME, "C": SAME})
-    run = tmp_path / "simple_sokoban__C__seed1"
+    run = tmp_path / f"{analyze.GAME}__C__seed1"
     (run / "test.csv").write_text((run / "test.csv").read_text().replace("\n1000,", "\n999,"))
     with pytest.raises(SystemExit, match="did not play the start model's test levels"):
         analyze.analyse(*analyze.load(tmp_path))
 
 
-# The export: a runs folder as run.sh leaves it, on four train-split simple_sokoban levels (the study's test block
-# is not read here), each played by the real game with hand-written replies. The boards (row, col from 0):
-#   seed 0        seed 1        seed 2        seed 4
-#   ######        ######        ######        ######
-#   # @  #        ##   #        ######        #    #
-#   #. $ #        ##@$ #        ### ##        # +  #      (+: the player on the target)
-#   ### ##        ##   #        #   ##        #  $ #
-#   ### ##        ####.#        #. $@#        #   ##
-#   ######        ######        ######        ######
-PLAYED = LevelSplitter("simple_sokoban").seeds("train", 4)
-BOARDS = {0: ["######", "# @  #", "#. $ #", "### ##", "### ##", "######"],
-          1: ["######", "##   #", "##@$ #", "##   #", "####.#", "######"],
-          2: ["######", "######", "### ##", "#   ##", "#. $@#", "######"],
-          4: ["######", "#    #", "# +  #", "#  $ #", "#   ##", "######"]}
+# The export: a runs folder as run.sh leaves it, on four train-split frozenlake_det levels (the study's test block
+# is not read here), each played by the real game with hand-written replies. The maps (row, col from 0; S the
+# player's start, G the goal, H a hole):
+#   seed 0    seed 1    seed 2    seed 3
+#   FFFH      GFFF      FFFH      HFFG
+#   HFFF      FHHS      HFFF      FHFS
+#   HFGS      FFFF      FFGH      HFFF
+#   HFFF      FFFF      FSFH      FFFF
+PLAYED = LevelSplitter(analyze.GAME).seeds("train", 4)
+BOARDS = {0: ["FFFH", "HFFF", "HFGS", "HFFF"], 1: ["GFFF", "FHHS", "FFFF", "FFFF"],
+          2: ["FFFH", "HFFF", "FFGH", "FSFH"], 3: ["HFFG", "FHFS", "HFFF", "FFFF"]}
 #: (level, kind) -> the replies played, and what they hold by hand: (success, true claims, checkable claims,
 #: think words, turns, format-error turns).
 SCRIPTS = {
-    # at(player,1,2) T, at(box,2,3) T, at(target,2,1) T; words 5 + 6 + 6
-    (0, "true"): (["<think>I am at (1, 2). The box is at (2, 3). The target is at (2, 1).</think>"
-                   "<answer>Right || Right || Down || Left || Left</answer>"], (1, 3, 3, 17, 1, 0)),
-    # at(player,1,3) F (the player is at (1, 2)), at(box,2,3) T; a reply without <think> (a format error);
-    # three turns of "Wait." (no claim); words 5 + 6 + 0 + 3 x 1
-    (0, "false"): (["<think>I am at (1, 3). The box is at (2, 3).</think><answer>Left</answer>",
-                    "<answer>Left</answer>"] + ["<think>Wait.</think><answer>Up</answer>"] * 3, (0, 1, 2, 14, 5, 1)),
-    # the box to my right T (box (2, 3), player (2, 2)), at(target,4,4) T; words 6 + 6
-    (1, "true"): (["<think>The box is to my right. The target is at (4, 4).</think>"
-                   "<answer>Right || Up || Right || Down || Down</answer>"], (1, 2, 2, 12, 1, 0)),
-    # at(box,3,3) F, at(player,2,2) T; then "I am at (3, 2)" from (3, 2) T, (2, 2) F, (1, 2) F, (1, 2) F (Up
-    # walks to row 1, then into the wall); words 6 + 5 + 4 x 5
-    (1, "false"): (["<think>The box is at (3, 3). I am at (2, 2).</think><answer>Down || Down</answer>"]
-                   + ["<think>I am at (3, 2).</think><answer>Up</answer>"] * 4, (0, 2, 6, 31, 5, 0)),
-    # the box directly left of me T (same row), at(target,4,1) T; words 14
-    (2, "true"): (["<think>The box is directly left of me, and the target is at (4, 1).</think>"
-                   "<answer>Left || Left</answer>"], (1, 2, 2, 14, 1, 0)),
-    # a plan, no checkable claim; words 5
-    (2, "silent"): (["<think>Push the box left twice.</think><answer>Left || Left</answer>"], (1, 0, 0, 5, 1, 0)),
-    # on(player,target) T, at(box,3,3) T; then at(box,2,3) T, at(player,3,4) T after the first five moves
-    (4, "true"): (["<think>I am standing on a target. The box is at (3, 3).</think>"
-                   "<answer>Down || Down || Right || Up || Right</answer>",
-                   "<think>The box is at (2, 3). I am at (3, 4).</think><answer>Up || Left</answer>"],
+    # at(player,2,3) T, at(goal,2,2) T; words 5 + 6
+    (0, "true"): (["<think>I am at (2, 3). The goal is at (2, 2).</think><answer>Left</answer>"], (1, 2, 2, 11, 1, 0)),
+    # at(player,2,2) F (the player is at (2, 3)), at(goal,2,2) T; Down to (3, 3); a reply without <think> (a format
+    # error); three turns of "Wait." (no claim) walking into the east edge; words 5 + 6 + 0 + 3 x 1
+    (0, "false"): (["<think>I am at (2, 2). The goal is at (2, 2).</think><answer>Down</answer>",
+                    "<answer>Left</answer>"] + ["<think>Wait.</think><answer>Right</answer>"] * 3, (0, 1, 2, 14, 5, 1)),
+    # at(player,1,3) T, the goal up and to the left T; words 5 + 10
+    (1, "true"): (["<think>I am at (1, 3). The goal is up and to the left of me.</think>"
+                   "<answer>Up || Left || Left || Left</answer>"], (1, 2, 2, 15, 1, 0)),
+    # the goal below me F (it is above), a hole to my left T ((1, 2)); Down to (2, 3); then "I am at (2, 3)" T four
+    # times, walking into the east edge; words 5 + 7 + 4 x 5
+    (1, "false"): (["<think>The goal is below me. There is a hole to my left.</think><answer>Down</answer>"]
+                   + ["<think>I am at (2, 3).</think><answer>Right</answer>"] * 4, (0, 5, 6, 32, 5, 0)),
+    # the goal up and to the right T; words 10
+    (2, "true"): (["<think>The goal is up and to the right of me.</think><answer>Up || Right</answer>"],
+                  (1, 1, 1, 10, 1, 0)),
+    # a plan, no checkable claim; words 4
+    (2, "silent"): (["<think>Go up, then right.</think><answer>Up || Right</answer>"], (1, 0, 0, 4, 1, 0)),
+    # at(player,1,3) T, at(goal,0,3) T; Left to (1, 2); then at(player,1,2) T, a hole to my left T ((1, 1)), and
+    # Right, Up reach the goal; words 5 + 6 + 5 + 7
+    (3, "true"): (["<think>I am at (1, 3). The goal is at (0, 3).</think><answer>Left</answer>",
+                   "<think>I am at (1, 2). There is a hole to my left.</think><answer>Right || Up</answer>"],
                   (1, 4, 4, 23, 2, 0)),
-    # at(box,1,1) F on each of five turns; words 5 x 6
-    (4, "false"): (["<think>The box is at (1, 1).</think><answer>Up</answer>"] * 5, (0, 0, 5, 30, 5, 0)),
+    # at(goal,3,3) F on each of five turns, walking down to (3, 3) and into the south edge; words 5 x 6
+    (3, "false"): (["<think>The goal is at (3, 3).</think><answer>Down</answer>"] * 5, (0, 0, 5, 30, 5, 0)),
 }
 
 
 def _kinds(name: str) -> dict[int, str]:
     """Which script each evaluation plays on each level: START true everywhere; O false but silent on seed 2 and
-    true on seed 4 with its seed 1; C true but silent on seed 2 with its seed 0."""
+    true on seed 3 with its seed 1; C true but silent on seed 2 with its seed 0."""
     if name == "start":
         return dict.fromkeys(PLAYED, "true")
     arm, seed = name.split("__")[1], int(name[-1])
     if arm == "O":
-        return {0: "false", 1: "false", 2: "silent", 4: "true" if seed == 1 else "false"}
-    return {0: "true", 1: "true", 2: "silent" if seed == 0 else "true", 4: "true"}
+        return {0: "false", 1: "false", 2: "silent", 3: "true" if seed == 1 else "false"}
+    return {0: "true", 1: "true", 2: "silent" if seed == 0 else "true", 3: "true"}
 
 
 def _play(seed: int, kind: str) -> dict:
-    episode = TextEpisode("simple_sokoban", seed)
+    episode = TextEpisode(analyze.GAME, seed)
     assert episode.game.state_dict()["rows"] == BOARDS[seed], "the level these thoughts were written for changed"
     for reply in SCRIPTS[(seed, kind)][0]:
         episode.step(reply)
@@ -336,7 +332,7 @@ def _metrics_row(step: int, arm: str) -> list:
 def _runs_folder(root, finished: bool = True):
     for arm in analyze.ARMS:
         for s in analyze.SEEDS:
-            run = root / f"simple_sokoban__{arm}__seed{s}"
+            run = root / f"{analyze.GAME}__{arm}__seed{s}"
             run.mkdir(parents=True)
             with open(run / "metrics.csv", "w", newline="") as handle:
                 writer = csv.writer(handle)
@@ -349,7 +345,7 @@ def _runs_folder(root, finished: bool = True):
 
 
 def _evaluations() -> list[str]:
-    return ["start", *(f"simple_sokoban__{a}__seed{s}" for a in analyze.ARMS for s in analyze.SEEDS)]
+    return ["start", *(f"{analyze.GAME}__{a}__seed{s}" for a in analyze.ARMS for s in analyze.SEEDS)]
 
 
 def _hand(name: str, level: int) -> tuple[int, ...]:
@@ -361,13 +357,13 @@ def test_the_export_and_the_command_line_on_a_runs_folder(tmp_path, monkeypatch,
     monkeypatch.setattr(analyze, "HERE", tmp_path)
     assert analyze.main([str(tmp_path / "runs"), "--export", str(tmp_path / "data")]) == 0
     data = tmp_path / "data"
-    with open(data / "simple_sokoban__O__seed2" / "train.csv", newline="") as handle:
+    with open(data / f"{analyze.GAME}__O__seed2" / "train.csv", newline="") as handle:
         rows = list(csv.reader(handle))
     assert rows[0] == ["step", "success_rate", "think_words_per_turn", "claim_accuracy", "hallucination_rate",
                        "format_error_rate"]
     assert rows[3] == ["3", "0.75", str(40 - 3 / 3), "", str(3 / 600), "0.01"]
-    keys = {seed: LevelSplitter("simple_sokoban").level_key(seed).hex() for seed in PLAYED}
-    for name in ("start", "simple_sokoban__O__seed1", "simple_sokoban__C__seed0"):
+    keys = {seed: LevelSplitter(analyze.GAME).level_key(seed).hex() for seed in PLAYED}
+    for name in ("start", f"{analyze.GAME}__O__seed1", f"{analyze.GAME}__C__seed0"):
         with open(data / name / "test.csv", newline="") as handle:
             assert list(csv.reader(handle)) == [COLUMNS] + [
                 [str(v) for v in (seed, keys[seed], *_hand(name, seed))] for seed in sorted(PLAYED)]
@@ -382,7 +378,7 @@ def test_the_export_and_the_command_line_on_a_runs_folder(tmp_path, monkeypatch,
         _check(test, _level_means([tables[n] for n in names], metric), _level_means([tables[n] for n in others],
                metric), [_seed_mean(tables[n], metric) for n in names], [_seed_mean(tables[n], metric) for n in others])
 
-    runs = {a: [f"simple_sokoban__{a}__seed{s}" for s in analyze.SEEDS] for a in analyze.ARMS}
+    runs = {a: [f"{analyze.GAME}__{a}__seed{s}" for s in analyze.SEEDS] for a in analyze.ARMS}
     for metric in ("claim_accuracy", "think_words_per_turn"):
         check(summary["test1"][metric], runs["O"], ["start"], metric)
     check(summary["test2"]["claim_accuracy_C_vs_O"], runs["C"], runs["O"], "claim_accuracy")
@@ -391,16 +387,16 @@ def test_the_export_and_the_command_line_on_a_runs_folder(tmp_path, monkeypatch,
     # O is silent on seed 2's level everywhere: three claim-accuracy pairs of four levels
     assert summary["test1"]["claim_accuracy"]["pairs"] == 3
     assert summary["test1"]["claim_accuracy"]["mean_difference"] == pytest.approx(
-        np.mean([1 / 2 - 1, 2 / 6 - 1, 1 / 3 - 1]))
+        np.mean([1 / 2 - 1, 5 / 6 - 1, 1 / 3 - 1]))
     # with four levels no Wilcoxon p reaches 0.05 (the smallest, all four the same way, is 0.125)
     assert summary["verdict"] == "not reproduced" and summary["second_line"] == "not shown"
     assert summary["test2"]["claim_accuracy_C_vs_start"]["holds_start_level"]
     start = summary["start_model"]
     assert start["success"] == 1.0 and start["wilson95"] == pytest.approx(list(wilson_interval(4, 4)))
-    assert start["claims"]["true"] == start["claims"]["checkable"] == 3 + 2 + 2 + 4
-    assert start["think_words_per_turn"] == pytest.approx(np.mean([17, 12, 14, 23 / 2]))
-    # O's seed 0: false claims 1 + 4 + 0 + 5 of 2 + 6 + 0 + 5 checkable; format errors 1 of 5 + 5 + 1 + 5 turns
-    assert summary["pooled"]["O"]["per_seed"][0] == {"hallucination_rate": pytest.approx(10 / 13),
+    assert start["claims"]["true"] == start["claims"]["checkable"] == 2 + 2 + 1 + 4
+    assert start["think_words_per_turn"] == pytest.approx(np.mean([11, 15, 10, 23 / 2]))
+    # O's seed 0: false claims 1 + 1 + 0 + 5 of 2 + 6 + 0 + 5 checkable; format errors 1 of 5 + 5 + 1 + 5 turns
+    assert summary["pooled"]["O"]["per_seed"][0] == {"hallucination_rate": pytest.approx(7 / 13),
                                                      "format_error_rate": pytest.approx(1 / 16)}
     assert summary["success"]["O"]["per_seed"] == pytest.approx([0.25, 0.5, 0.25])
     ends = summary["training_ends"]["runs"]["O"]["1"]
@@ -413,7 +409,7 @@ def test_unfinished_evaluations_are_not_exported(tmp_path, monkeypatch):
     _runs_folder(tmp_path / "runs", finished=False)
     monkeypatch.setattr(analyze, "HERE", tmp_path)
     assert analyze.main([str(tmp_path / "runs"), "--export", str(tmp_path / "data")]) == 0
-    assert not list((tmp_path / "data").glob("simple_sokoban__*/test.csv"))
+    assert not list((tmp_path / "data").glob(f"{analyze.GAME}__*/test.csv"))
     assert (tmp_path / "data" / "start" / "test.csv").is_file()
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["state"] == "in progress: 6 of 6 runs finished" and "verdict" not in summary
@@ -426,7 +422,7 @@ def test_a_missing_folder_is_a_usage_error_and_an_empty_runs_folder_is_in_progre
 
 
 def test_a_metrics_file_without_a_planned_column_is_refused(tmp_path, monkeypatch):
-    run = tmp_path / "runs" / "simple_sokoban__O__seed0"
+    run = tmp_path / "runs" / f"{analyze.GAME}__O__seed0"
     run.mkdir(parents=True)
     (run / "metrics.csv").write_text("step,rollout/success_rate,rollout/think_words_per_turn\n1,0.5,30\n")
     monkeypatch.setattr(analyze, "HERE", tmp_path)
