@@ -19,9 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("reproduced", "not reproduced", "unclear")
 #: Studies planned but without a verdict yet: name -> what is missing.
 PENDING = {
-    "Rollouts: actions per turn": "running (experiments/actions_per_turn/plan.md)",
-    "Reasoning under outcome-only and consistency rewards": "planned (experiments/reasoning_reward/plan.md); "
-                                                           "waits for the thinking model",
+    "Reasoning under outcome-only and consistency rewards": "running (experiments/reasoning_reward/plan.md, "
+                                                           "moved to frozenlake_det by its amendment)",
 }
 
 
