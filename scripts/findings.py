@@ -18,10 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("reproduced", "not reproduced", "unclear")
 #: Studies planned but without a verdict yet: name -> what is missing.
-PENDING = {
-    "Reasoning under outcome-only and consistency rewards": "running (experiments/reasoning_reward/plan.md, "
-                                                           "moved to frozenlake_det by its amendment)",
-}
+PENDING: dict[str, str] = {}
 
 
 def load_findings(root: Path = ROOT) -> list[dict]:
