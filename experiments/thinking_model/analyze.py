@@ -291,7 +291,8 @@ def plot(figures_: dict[str, dict], summary: dict[str, Any], out: Path) -> None:
         val = summary["val"]
         _by_preset(axes[0][panels.index("val")], {**val["baselines"], **{n: c["presets"]
                                                                           for n, c in val["candidates"].items()}},
-                   f"val: pick {val['pick']}")
+                   f"val: pick {val['pick']}" + (" (stop check: stop)" if val["pick"] and
+                                                 val["candidates"][val["pick"]]["stop_check"]["stop"] else ""))
     if "curve" in panels:
         axis = axes[0][panels.index("curve")]
         curve = summary["val"]["curve"]
