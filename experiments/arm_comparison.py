@@ -4,8 +4,9 @@ What every such ``analyze.py`` shares: the compact per-run data (``train.csv``: 
 other ``rollout/`` metrics; ``test.csv`` or another evaluation CSV: seed, level_key, success and any extra
 per-episode counts) written from a runs folder and read back; the paired test of each arm against a reference arm
 (Wilcoxon signed-rank over levels, Holm's step-down correction, seed consistency, the better / worse call) or of one
-arm against another alone; one model's success against another's on the same levels (exact McNemar); the figure (training curves per step, test figures per arm); and the command line
-(``ROOT [--export DIR]``). The analyses import it by putting ``experiments/`` on ``sys.path``.
+arm against another alone; one model's success against another's on the same levels (exact McNemar); the figure
+(training curves per step, test figures per arm); and the command line (``ROOT [--export DIR]``). The analyses
+import it by putting ``experiments/`` on ``sys.path``.
 """
 
 from __future__ import annotations
