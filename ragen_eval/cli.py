@@ -51,7 +51,7 @@ from ragen_eval.results_table import comparison_table, markdown_table, results_t
 from ragen_eval.run_dir import (JUDGE_FILE, SUMMARY_FILE, RunDir, check_judge, check_run_name, episode_key,
                                 load_judgements, load_run, merge_judgements, merge_runs, read_judgements)
 from ragen_eval.run_stats import JudgeStats, RunStats
-from ragen_eval.runner import baseline_configs, play_run
+from ragen_eval.runner import baseline_configs, configured_agent, play_run
 from ragen_eval.summary import build_summary, summary_of, write_summary
 from ragen_eval.transcripts import transcript
 
@@ -269,14 +269,21 @@ async def evaluate_async(config: EvalConfig, run_path: str | os.PathLike[str], *
     """
     config.check_runnable()  # a bad override or a missing checkpoint fails before the directory is made
     check_server_args(config)
-    with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
-        if judge is not None:  # refuse a second judge before playing, not after
-            check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
-        stats = await play_run(run, agent=agent, progress=progress)
-        if judge is not None:
-            stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
-                                              progress=progress)
-        return write_summary(run), stats
+    # A model that cannot load (a hub id that is not there, a broken checkpoint) fails here too, before the
+    # directory is made: a run directory left behind would refuse the corrected command as another config.
+    owned = configured_agent(config) if agent is None and not config.local_server else None
+    try:
+        with RunDir(Path(run_path), config, retry_errors=retry_errors) as run:
+            if judge is not None:  # refuse a second judge before playing, not after
+                check_judge(read_judgements(run.path), judge.identity(), run.path / JUDGE_FILE)
+            stats = await play_run(run, agent=agent or owned, progress=progress)
+            if judge is not None:
+                stats.judge = await judge_run_dir(run, judge, agent=judge_agent, retry_errors=retry_errors,
+                                                  progress=progress)
+            return write_summary(run), stats
+    finally:
+        if owned is not None:
+            await owned.aclose()
 
 
 def check_server_args(config: EvalConfig) -> None:

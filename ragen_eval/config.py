@@ -251,6 +251,9 @@ class EvalConfig:
         backend = self.resolved_backend()
         if self.model_args and backend not in ("vllm", "hf"):
             raise ValueError(f"--model-args is for the vllm and hf backends, not {backend}")
+        if backend in ("vllm", "hf") and self.model in BUILTIN_MODELS and not Path(self.model).exists():
+            raise ValueError(f"--model {self.model} is a built-in agent: drop --backend {backend} (it loads a "
+                             "checkpoint; built-ins play on the builtin backend)")
         if backend == "builtin" and self.model not in BUILTIN_MODELS:
             raise ValueError(f"the builtin backend plays {'/'.join(BUILTIN_MODELS)}, not {self.model!r}")
         if backend == "openai" and not self.base_urls and not self.local_server:

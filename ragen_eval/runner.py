@@ -149,7 +149,8 @@ def _progress_bar(config: EvalConfig, total: int, initial: int, enabled: bool):
 async def play_run(run: RunDir, *, agent: Agent | None = None, progress: bool = True) -> RunStats:
     """Play what the open run still lacks, through ``agent`` or the agent its config describes.
 
-    ``agent`` overrides the configured one (tests, benchmarks). With ``config.local_server`` the model is
+    ``agent`` overrides the configured one (tests, benchmarks, or one built by :func:`configured_agent`
+    before the run directory was made); the caller closes it. With ``config.local_server`` the model is
     served by a child ``ragen-eval serve`` for the duration. Judging and summarising are separate
     steps (:mod:`ragen_eval.judging`, :mod:`ragen_eval.summary`); :func:`ragen_eval.cli.evaluate` runs all three.
     """
@@ -158,20 +159,27 @@ async def play_run(run: RunDir, *, agent: Agent | None = None, progress: bool = 
         return await run_pending(agent, run, progress=progress)
     if config.local_server:
         with local_server(config.model, config.server_args) as url:
-            return await _run_with_agent(config, [url], run, progress)
-    return await _run_with_agent(config, config.base_urls, run, progress)
-
-
-async def _run_with_agent(config: EvalConfig, base_urls: list[str], run: RunDir, progress: bool) -> RunStats:
-    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
-    agent = make_agent(config.resolved_backend(), config.model, base_urls=base_urls, api_key=api_key,
-                       concurrency=config.concurrency, timeout=config.timeout, max_retries=config.max_retries,
-                       requests_per_second=config.requests_per_second, seed=config.agent_seed,
-                       model_args=config.model_args)
+            agent = configured_agent(config, [url])
+            try:
+                return await run_pending(agent, run, progress=progress)
+            finally:
+                await agent.aclose()
+    agent = configured_agent(config)
     try:
         return await run_pending(agent, run, progress=progress)
     finally:
         await agent.aclose()
+
+
+def configured_agent(config: EvalConfig, base_urls: list[str] | None = None) -> Agent:
+    """The agent ``config`` describes, reaching the model at ``base_urls`` (default: the config's). A local
+    checkpoint (hf, vllm) is loaded here, so a model that cannot load fails in this call."""
+    api_key = os.environ.get(config.api_key_env) if config.api_key_env else None
+    return make_agent(config.resolved_backend(), config.model,
+                      base_urls=config.base_urls if base_urls is None else base_urls, api_key=api_key,
+                      concurrency=config.concurrency, timeout=config.timeout, max_retries=config.max_retries,
+                      requests_per_second=config.requests_per_second, seed=config.agent_seed,
+                      model_args=config.model_args)
 
 
 def baseline_configs(run_dirs: list[str | os.PathLike[str]]) -> list[tuple[str, EvalConfig]]:

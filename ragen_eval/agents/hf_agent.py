@@ -51,6 +51,11 @@ def _is_vision_language(model_path: str) -> bool:
     return isinstance(config, dict) and "vision_config" in config
 
 
+def _one_line(exc: BaseException) -> str:
+    """``exc``'s message on one line: transformers' loading errors span several, and the CLI's errors are one."""
+    return " ".join(str(exc).split())
+
+
 @dataclass
 class _Request:
     """One ``act`` call: its rows are in flight until all ``n`` samples are finished."""
@@ -115,7 +120,7 @@ class HFAgent:
             else:
                 self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot load a tokenizer from {self.model_path!r}: {exc}") from exc
+            raise ValueError(f"cannot load a tokenizer from {self.model_path!r}: {_one_line(exc)}") from exc
         if not getattr(self.processor or self.tokenizer, "chat_template", None):
             raise ValueError(f"the tokenizer in {self.model_path!r} has no chat template; HFAgent needs one")
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
@@ -131,7 +136,7 @@ class HFAgent:
                 model_class = AutoModelForCausalLM
             self.model = model_class.from_pretrained(self.model_path, **kwargs).to(device)
         except (OSError, ValueError) as exc:
-            raise ValueError(f"cannot load a causal LM from {self.model_path!r}: {exc}") from exc
+            raise ValueError(f"cannot load a causal LM from {self.model_path!r}: {_one_line(exc)}") from exc
         self.model.eval()
         eos = self.model.generation_config.eos_token_id
         eos_ids = list(eos) if isinstance(eos, (list, tuple)) else [eos]

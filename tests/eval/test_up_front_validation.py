@@ -203,3 +203,27 @@ def test_unstamped_episodes_without_a_config_are_refused(tmp_path, capsys):
     capsys.readouterr()
     assert _run(tmp_path) == EXIT_BAD_INPUT
     assert "episodes do not say which configuration played them" in capsys.readouterr().err
+
+
+def test_a_checkpoint_that_cannot_load_leaves_no_run_directory(tmp_path, capsys):
+    # The model used to load after the run directory was made: the failed run left config.json behind, and the
+    # corrected command under the same --out was then refused as a different configuration.
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    out = tmp_path / "runs"
+    argv = ["--env", "bandit", "--episodes", "2", "--out", str(out), "--run-name", "r", "--no-progress"]
+    assert main(["--backend", "hf", "--model", str(broken), *argv]) == EXIT_BAD_INPUT
+    assert f"cannot load a tokenizer from {str(broken)!r}" in _one_line_error(capsys)
+    assert not out.exists()
+    assert main(["--model", "random", *argv]) == EXIT_OK
+    assert len(read_jsonl(out / "r" / EPISODES_FILE)) == 2
+
+
+@pytest.mark.parametrize("backend", ["hf", "vllm"])
+def test_a_builtin_agent_under_a_checkpoint_backend_is_refused(tmp_path, capsys, backend):
+    assert _run(tmp_path / "runs", "--backend", backend) == EXIT_BAD_INPUT
+    assert f"--model random is a built-in agent: drop --backend {backend}" in _one_line_error(capsys)
+    assert not (tmp_path / "runs").exists()
