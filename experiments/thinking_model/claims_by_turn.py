@@ -1,0 +1,69 @@
+"""Where T1's thoughts go wrong: claim accuracy by claim kind and turn of the episode, per val preset.
+
+    python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval
+
+Scores every turn of T1's val evaluations (``t1-PRESET-val``, written by evaluate.sh) with the harness's checker
+(``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
+for the first turn, the second, and the third and later; and, on the first turn, how the cell the thought gives the
+player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+
+from ragen_eval.consistency.scoring import aggregate, score_episode
+from ragen_eval.jsonl_store import read_jsonl
+
+HERE = Path(__file__).resolve().parent
+PRESETS = ("simple_sokoban", "simple_sokoban_hard", "larger_sokoban", "larger_sokoban_hard", "boxoban",
+           "boxoban_hard", "frozenlake", "frozenlake_8x8", "frozenlake_det")
+TURNS = ("first", "second", "third and later")
+KINDS = ("position", "relation", "prediction", "status")
+
+
+def by_turn(episodes: Path) -> dict[str, dict[str, dict[str, float | int | None]]]:
+    """For each turn group, each claim kind's count and accuracy over the episodes in ``episodes``."""
+    groups: dict[str, list[dict]] = {name: [] for name in TURNS}
+    for record in read_jsonl(episodes):
+        for index, turn in enumerate(score_episode(record)["turns"]):
+            groups[TURNS[min(index, 2)]].append(turn)
+    return {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
+
+
+def player_first_turn(episodes: Path) -> dict[str, int]:
+    """How the first turn's stated player cell compares with the true one, counted over the episodes."""
+    counts: Counter[str] = Counter()
+    for record in read_jsonl(episodes):
+        turn = record["turns"][0]
+        stated = re.search(r"I am at \((\d+), (\d+)\)", turn.get("think") or "")
+        true = tuple(turn["state_before"]["player"])
+        if stated is None:
+            counts["no claim"] += 1
+            continue
+        row, col = int(stated[1]), int(stated[2])  # the default protocol's coordinates are 0-based
+        counts["right" if (row, col) == true else "right row, wrong column" if row == true[0]
+               else "right column, wrong row" if col == true[1] else "both wrong"] += 1
+    return dict(counts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score the evaluations under the given directory and write claims_by_turn.json."""
+    runs = Path((argv if argv is not None else sys.argv[1:])[0])
+    episodes = {preset: runs / f"t1-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
+    out = {"by_turn": {preset: by_turn(path) for preset, path in episodes.items()},
+           "player_first_turn": {preset: player_first_turn(path) for preset, path in episodes.items()}}
+    (HERE / "claims_by_turn.json").write_text(json.dumps(out, indent=1) + "\n")
+    for preset, groups in out["by_turn"].items():
+        cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
+                 for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
+        print(preset, "|", " ".join(cells), "| player, first turn:", out["player_first_turn"][preset])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
