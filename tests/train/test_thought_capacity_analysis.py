@@ -1,0 +1,66 @@
+"""experiments/thought_capacity/analyze.py and experiments/thinking_model/claims_by_turn.py: the probe's decision
+rules on hand-made figures, its export of a real ragen-eval run, and the stated-cell count on hand-written turns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragen_eval.cli import EXIT_OK, main as ragen_eval
+from ragen_eval.jsonl_store import rewrite_jsonl
+from tests.script_modules import load_script
+
+analyze = load_script("experiments/thought_capacity/analyze.py")
+claims_by_turn = load_script("experiments/thinking_model/claims_by_turn.py")
+
+
+def _figures(position: float) -> dict:
+    kinds = {kind: {"n_claims": 100, "claim_accuracy": position if kind == "position" else 0.5}
+             for kind in analyze.KINDS}
+    return {"episodes": 128, "success_rate": 0.1, "format_error_rate": 0.0, "think_words_per_turn": 50.0,
+            "claim_accuracy": 0.6, "n_claims": 300, "by_kind": kinds}
+
+
+@pytest.mark.parametrize("small, big, verdict", [
+    (0.85, 0.96, "size is what fails: B reads the 8x8 room, S does not"),
+    (0.89, 0.89, "neither size reads the room from these demonstrations"),
+    (0.95, 0.99, "both read the room: reading is learnable at the default's size"),
+    (0.92, 0.96, "no rule of the plan applies"),  # S between the two thresholds
+    (0.97, 0.80, "no rule of the plan applies"),  # the small model reads, the big one does not
+])
+def test_the_plans_decision_at_the_final_step(small, big, verdict):
+    data = {"random": _figures(0.0), "S-step500": _figures(0.2), f"S-step{analyze.FINAL_STEP}": _figures(small),
+            f"B-step{analyze.FINAL_STEP}": _figures(big)}
+    summary = analyze.summarize(data)
+    assert summary["decision"] == {"position_accuracy_at_final_step": {"S": small, "B": big}, "verdict": verdict}
+    assert list(summary["curves"]["S"]) == ["500", str(analyze.FINAL_STEP)]
+    assert list(summary["baselines"]) == ["random"]
+
+
+def test_no_decision_before_both_models_reach_the_final_step():
+    summary = analyze.summarize({f"S-step{analyze.FINAL_STEP}": _figures(0.9), "B-step1500": _figures(0.99)})
+    assert "decision" not in summary
+
+
+def test_export_reads_a_real_run(tmp_path):
+    assert ragen_eval(["--model", "oracle", "--env", analyze.PRESET, "--split", "val", "--episodes", "3",
+                       "--protocol", "max_turns=1", "--out", str(tmp_path), "--run-name", "oracle",
+                       "--no-progress"]) == EXIT_OK
+    group = json.loads((tmp_path / "oracle" / "summary.json").read_text())["per_env"][analyze.PRESET]
+    figures = analyze.compact(tmp_path / "oracle")
+    assert figures["episodes"] == 3 and figures["success_rate"] == group["success_rate"]
+    assert set(figures["by_kind"]) == set(analyze.KINDS)
+
+
+def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
+    def episode(think: str, player: list[int]) -> dict:
+        return {"turns": [{"think": think, "state_before": {"game": "sokoban", "player": player}}]}
+
+    path = tmp_path / "episodes.jsonl"
+    rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3).", [2, 4]),
+                       episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
+                       episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
+                       episode("I am at (6, 1).", [6, 2])])
+    assert claims_by_turn.player_first_turn(path) == {"right": 1, "right row, wrong column": 2,
+                                                      "right column, wrong row": 1, "both wrong": 1, "no claim": 1}
