@@ -30,9 +30,10 @@ from ragen_train.thoughts import templated_thought
 DEMO_MODES = ("oracle", "format")
 #: ``describe``: a templated sentence naming the positions the model sees; ``templated``: a short
 #: reasoning of true, checkable claims (where things are, how the goal lies, what the moves will do;
-#: :mod:`ragen_train.thoughts`); ``none``: an empty ``<think></think>`` (the protocol's format, with the
-#: answer as the only thing to learn).
-THOUGHT_STYLES = ("describe", "templated", "none")
+#: :mod:`ragen_train.thoughts`); ``grounded``: ``templated`` without what the moves will do, so every claim
+#: is about the board the prompt shows; ``none``: an empty ``<think></think>`` (the protocol's format, with
+#: the answer as the only thing to learn).
+THOUGHT_STYLES = ("describe", "templated", "grounded", "none")
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,9 @@ def render_response(episode: TextEpisode, actions: Sequence[str], thought: str =
         text = None
     elif thought == "none":
         text = ""
-    elif thought == "templated":
-        text = templated_thought(episode.game.state_dict(), actions, config.coordinate_base)
+    elif thought in ("templated", "grounded"):
+        text = templated_thought(episode.game.state_dict(), actions, config.coordinate_base,
+                                 outcome=thought == "templated")
     else:
         text = f"{describe_state(episode)} I will go {', '.join(actions)}."
     return format_reply(actions, config.action_separator, text)

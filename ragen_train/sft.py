@@ -471,7 +471,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="demonstration episodes to play: one count for every game, or one per --env game")
     p.add_argument("--thought", default=dd.thought, choices=THOUGHT_STYLES,
                    help="inside <think>: describe (where things are), templated (short true reasoning: where things "
-                        "are, how the goal lies, what the moves do), or none")
+                        "are, how the goal lies, what the moves do), grounded (templated without what the moves "
+                        "do), or none")
     p.add_argument("--demo-seed", type=int, default=dd.seed, help="seed of the demonstration set")
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",

@@ -1,7 +1,7 @@
 """Templated thoughts for oracle demonstrations: short, true, and checkable by ``ragen_eval.consistency``.
 
 A templated thought says where things are, how the goal lies from the player (or from the box to
-push), and what this turn's moves will do, in phrases the consistency rules read as claims
+push), and what this turn's moves will do (left out with ``outcome=False``), in phrases the consistency rules read as claims
 (``at``, ``rel``, ``after`` and the Bandit ``risk``/``reward`` forms of docs/consistency.md). Every
 claim is computed from the true state before the turn, so a model trained on these demonstrations
 sees thoughts that match the board. Predictions are stated only when the outcome is certain
@@ -56,9 +56,12 @@ def _nearest(cells: Sequence[Cell], origin: Cell) -> Cell:
 TEMPLATED_GAMES = ("sokoban", "frozenlake", "bandit")
 
 
-def templated_thought(state: Mapping[str, Any], actions: Sequence[str], coordinate_base: int = 0) -> str:
+def templated_thought(state: Mapping[str, Any], actions: Sequence[str], coordinate_base: int = 0, *,
+                      outcome: bool = True) -> str:
     """The thought before playing ``actions`` from ``state`` (a game's ``state_dict()``), with cells in
-    the prompt's ``coordinate_base``. Raises ValueError for a game with no template."""
+    the prompt's ``coordinate_base``; ``outcome=False`` leaves out what the moves will do (the sentence
+    after the plan), so every claim is about the board as the prompt shows it. Raises ValueError for a
+    game with no template."""
     game = state.get("game")
     if game not in TEMPLATED_GAMES:
         raise ValueError(f"no templated thought for game {game!r}; templates exist for {list(TEMPLATED_GAMES)}")
@@ -72,8 +75,8 @@ def templated_thought(state: Mapping[str, Any], actions: Sequence[str], coordina
     plan = f"I will go {', '.join(actions)}."
     if game == "sokoban":
         return " ".join([f"I am at {at(board.player)}.", *_sokoban(board, actions, at), plan,
-                         *_sokoban_outcome(board, actions, at)])
-    return " ".join([*_lake(board, at), plan, *_lake_outcome(board, actions, at)])
+                         *(_sokoban_outcome(board, actions, at) if outcome else [])])
+    return " ".join([*_lake(board, at), plan, *(_lake_outcome(board, actions, at) if outcome else [])])
 
 
 def _sokoban(board: Board, actions: Sequence[str], at: CellText) -> list[str]:

@@ -4,8 +4,10 @@ checker, and commit to the answer's moves; on hand-built states they say exactly
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -105,6 +107,31 @@ def test_a_slippery_lake_thought_names_the_holes_beside_me_and_predicts_nothing(
     # without slipping the outcome is certain, so the thought predicts it
     steady = templated_thought({**state, "is_slippery": False}, ["Down", "Down", "Right"])
     assert steady.endswith("I will go Down, Down, Right. After these moves I will reach the goal at (3, 3).")
+
+
+@pytest.mark.parametrize("env", ["simple_sokoban", "larger_sokoban", "boxoban", "frozenlake_det", "frozenlake_8x8"])
+def test_grounded_thoughts_are_templated_ones_without_the_outcome(env: str) -> None:
+    """Turn by turn, the grounded thought is the templated one cut after the plan, and holds no prediction."""
+    config = DemoConfig(env=env, mode="oracle", num_episodes=4, seed=5, thought="templated")
+    templated = play_demos(config)
+    grounded = play_demos(dataclasses.replace(config, thought="grounded"))
+    kinds = Counter()
+    for full, cut in zip(templated, grounded):
+        assert len(full.record["turns"]) == len(cut.record["turns"])
+        for before, after in zip(full.record["turns"], cut.record["turns"]):
+            plan = before["think"].index("I will go ")
+            assert after["think"] == before["think"][:before["think"].index(".", plan) + 1]
+            scored = score_turn(after, game=after["state_before"]["game"])
+            assert scored["n_false"] == 0 and scored["plan_agrees"]
+            kinds.update(c["kind"] for c in scored["claims"])
+    assert kinds["position"] > 0 and kinds["prediction"] == 0
+
+
+def test_a_grounded_sokoban_thought_ends_at_the_plan() -> None:
+    before = _sokoban_state(["######", "#    #", "# $@ #", "# .  #", "######"])
+    assert templated_thought(before, ["Up", "Left", "Down"], coordinate_base=1, outcome=False) == (
+        "I am at (3, 4). The box is at (3, 3). The target is at (4, 3). The target is directly below the box. "
+        "I will go Up, Left, Down.")
 
 
 def test_a_bandit_thought_states_the_chosen_arms_risk_and_reward() -> None:
