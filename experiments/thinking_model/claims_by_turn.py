@@ -1,11 +1,13 @@
 """Where T1's thoughts go wrong: claim accuracy by claim kind and turn of the episode, per val preset.
 
-    python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval
+    python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval [NAME]
 
-Scores every turn of T1's val evaluations (``t1-PRESET-val``, written by evaluate.sh) with the harness's checker
+Scores every turn of a model's val evaluations (``NAME-PRESET-val``, written by evaluate.sh; NAME ``t1`` unless
+given; presets it has not played are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
 for the first turn, the second, and the third and later; and, on the first turn, how the cell the thought gives the
-player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file.
+player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
+claims_by_turn-NAME.json.
 """
 
 from __future__ import annotations
@@ -53,11 +55,13 @@ def player_first_turn(episodes: Path) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     """Score the evaluations under the given directory and write claims_by_turn.json."""
-    runs = Path((argv if argv is not None else sys.argv[1:])[0])
-    episodes = {preset: runs / f"t1-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
+    args = argv if argv is not None else sys.argv[1:]
+    runs, name = Path(args[0]), (args[1] if len(args) > 1 else "t1")
+    episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
+    episodes = {preset: path for preset, path in episodes.items() if path.is_file()}
     out = {"by_turn": {preset: by_turn(path) for preset, path in episodes.items()},
            "player_first_turn": {preset: player_first_turn(path) for preset, path in episodes.items()}}
-    (HERE / "claims_by_turn.json").write_text(json.dumps(out, indent=1) + "\n")
+    (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
                  for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
