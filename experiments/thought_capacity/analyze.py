@@ -79,6 +79,9 @@ def plot(summary: dict[str, Any], path: Path) -> None:
             ax.plot(steps, values, styles[model], marker="o", color=colors[kind],
                     label=f"{model} ({summary['models'][model].split(' (')[0]}): {kind}")
     ax.axhline(READS, color="grey", lw=0.8, ls=":")
+    if any(int(step) > FINAL_STEP for step in summary["curves"]["S"]):  # the plan's addition: S continued
+        ax.axvline(FINAL_STEP, color="grey", lw=0.8, ls="--")
+        ax.text(FINAL_STEP + 60, 0.03, "S continued: new demonstrations,\nfresh warm-up and decay", fontsize=7)
     ax.set(xlabel="SFT step (16 one-turn demonstrations each)", ylabel="claim accuracy on 128 val levels",
            ylim=(0, 1.02), title=f"Can a bigger tiny model read an 8x8 room? ({PRESET}, first turn)")
     ax.legend(fontsize=7, loc="lower right")
