@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ragen_envs.config_dicts import coerce_config, non_default_fields, require_ints
+from ragen_envs.progress import Progress
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
 from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply, oracle_actions, random_actions
 
@@ -106,13 +107,16 @@ def level_seeds(config: DemoConfig) -> list[int]:
     rng = np.random.default_rng(config.seed)
     seeds: list[int] = []
     seen: set[int] = set()
-    while len(seeds) < config.num_episodes:
-        # about 80% of levels are train levels; draw a little more than what is missing
-        for seed in rng.integers(0, SPLIT_SIZE, size=config.num_episodes - len(seeds) + 16):
-            seed = SPLIT_OFFSETS["train"] + int(seed)
-            if seed not in seen and len(seeds) < config.num_episodes and splitter.belongs("train", seed):
-                seeds.append(seed)
-            seen.add(seed)
+    # a level's split is known only once it is generated: minutes for tens of thousands of large rooms
+    with Progress(f"train-split level seeds of {config.env}", config.num_episodes) as progress:
+        while len(seeds) < config.num_episodes:
+            # about 80% of levels are train levels; draw a little more than what is missing
+            for seed in rng.integers(0, SPLIT_SIZE, size=config.num_episodes - len(seeds) + 16):
+                seed = SPLIT_OFFSETS["train"] + int(seed)
+                if seed not in seen and len(seeds) < config.num_episodes and splitter.belongs("train", seed):
+                    seeds.append(seed)
+                    progress.advance()
+                seen.add(seed)
     return seeds
 
 

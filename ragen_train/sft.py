@@ -253,6 +253,22 @@ def batch_nll(model: Any, examples: Sequence[Example], pad_id: int, share_prefix
     return loss, int(batch["loss_mask"].sum().item())
 
 
+def _demo_seeds(out: Path, config: SFTConfig, *, fresh: bool) -> list[list[int]]:
+    """Each demonstration set's level seeds (:func:`~ragen_train.demos.level_seeds`), kept in ``out`` so that a
+    resumed run (whose settings were checked equal to the saved ones) reads them instead of generating every
+    level again to find its split."""
+    path = out / "level_seeds.json"
+    if not fresh and path.is_file():
+        seeds = json.loads(path.read_text())
+        if [len(s) for s in seeds] == [d.num_episodes for d in config.demos]:
+            return seeds
+    seeds = [level_seeds(d) for d in config.demos]
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(seeds) + "\n")
+    partial.replace(path)
+    return seeds
+
+
 def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
     """Play the demos, fine-tune, save the checkpoint and logs to ``config.out``; returns that path.
 
@@ -275,7 +291,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
 
     tokenizer = load_tokenizer(model_path)
     model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
-    seeds = [level_seeds(d) for d in config.demos]
+    seeds = _demo_seeds(out, config, fresh=progress is None)
     schedules = [batch_schedule(config, e) for e in range(config.epochs)]
     total = sum(len(s) for s in schedules)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)

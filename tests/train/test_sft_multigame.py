@@ -17,6 +17,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from ragen_envs.splits import LevelSplitter  # noqa: E402
 from ragen_train.demos import DemoConfig, level_seeds, play_demos  # noqa: E402
+import ragen_train.sft as sft_module  # noqa: E402
 from ragen_train.sft import (  # noqa: E402
     Example,
     SFTConfig,
@@ -142,6 +143,21 @@ def test_a_run_in_chunks_ends_with_the_weights_of_a_run_in_one_go(tiny_model_dir
     reference = transformers.AutoModelForCausalLM.from_pretrained(whole)
     for p, q in zip(final.parameters(), reference.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
+
+
+def test_a_resumed_run_reads_its_level_seeds_instead_of_finding_them_again(tiny_model_dir: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    config = _config(tmp_path / "run", tiny_model_dir)
+    run_sft(config, max_steps=2)
+    kept = json.loads((tmp_path / "run" / "level_seeds.json").read_text())
+    assert kept == [level_seeds(d) for d in config.demos]
+
+    def no_walk(_config: DemoConfig) -> list[int]:
+        raise AssertionError("a resumed run generated levels to find their split")
+
+    monkeypatch.setattr(sft_module, "level_seeds", no_walk)
+    run_sft(_config(tmp_path / "run", tiny_model_dir))
+    assert json.loads((tmp_path / "run" / "demos_summary.json").read_text())["episodes"] == 20
 
 
 def test_a_different_config_in_the_same_directory_is_refused(tiny_model_dir: Path, tmp_path: Path) -> None:
