@@ -11,6 +11,7 @@
 # stage TK (a candidate) and `stepN` for the chunk copy of step N (the val curve). The harness's defaults otherwise
 # (temperature 0.5, max_tokens 400, the default protocol). A finished run (its summary.json) is skipped and an
 # unfinished one resumes, so rerunning a line resumes it. Usage: nice -n 10 evaluate.sh OUT val|test MODEL NAME
+# (ONLY="PRESET ..." before it: those presets only, on val).
 set -euo pipefail
 PRESETS="sokoban simple_sokoban simple_sokoban_hard larger_sokoban larger_sokoban_hard boxoban boxoban_hard
 frozenlake frozenlake_8x8 frozenlake_det bandit bandit_heldout bandit_reversed"
@@ -51,6 +52,14 @@ case $MODEL in
      model=(--model "$MODEL" --backend hf) ;;
 esac
 [[ $NAME =~ ^[A-Za-z0-9_]+$ ]] || { echo "evaluate.sh: NAME is letters, digits and _ (got $NAME)" >&2; exit 2; }
+# ONLY="PRESET ...": play only these of the 13 on val (a stop check's presets); the test stage plays all 13
+if [ -n "${ONLY:-}" ]; then
+  [ "$SPLIT" = val ] || { echo "evaluate.sh: ONLY is for val; the test stage plays every preset" >&2; exit 2; }
+  for preset in $ONLY; do
+    [[ " $(echo $PRESETS) " == *" $preset "* ]] || { echo "evaluate.sh: ONLY names $preset, not one of the 13" >&2; exit 2; }
+  done
+  PRESETS=$ONLY
+fi
 mkdir -p "$OUT"
 for preset in $PRESETS; do
   run=$NAME-$preset-$SPLIT
