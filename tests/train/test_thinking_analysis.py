@@ -377,3 +377,15 @@ def test_evaluate_refuses_bad_arguments_before_playing(tmp_path, args, message):
     done = _evaluate(tmp_path, str(tmp_path / "eval"), *args)
     assert done.returncode == 2 and message in done.stderr
     assert not (tmp_path / "eval").exists()
+
+
+def test_evaluate_plays_only_the_presets_named_on_val(tmp_path, monkeypatch):
+    out = tmp_path / "eval"
+    monkeypatch.setenv("ONLY", "larger_sokoban frozenlake_8x8")
+    assert _evaluate(tmp_path, str(out), "val", "random", "g1").returncode == 0
+    assert sorted(p.name for p in out.iterdir()) == ["g1-frozenlake_8x8-val", "g1-larger_sokoban-val"]
+    for only, message in (("larger_sokoban", "ONLY is for val"), ("larger_sokoban sokobann", "ONLY names sokobann")):
+        monkeypatch.setenv("ONLY", only)
+        split = "test" if message.startswith("ONLY is") else "val"
+        done = _evaluate(tmp_path, str(tmp_path / "other"), split, "random", "random")
+        assert done.returncode == 2 and message in done.stderr and not (tmp_path / "other").exists()
