@@ -3,7 +3,7 @@
     python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval [NAME]
 
 Scores every turn of a model's val evaluations (``NAME-PRESET-val``, written by evaluate.sh; NAME ``t1`` unless
-given; presets it has not played are left out) with the harness's checker
+given; presets it has not finished are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
 for the first turn, the second, and the third and later; and, on the first turn, how the cell the thought gives the
 player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     runs, name = Path(args[0]), (args[1] if len(args) > 1 else "t1")
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
-    episodes = {preset: path for preset, path in episodes.items() if path.is_file()}
+    episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
     out = {"by_turn": {preset: by_turn(path) for preset, path in episodes.items()},
            "player_first_turn": {preset: player_first_turn(path) for preset, path in episodes.items()}}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
