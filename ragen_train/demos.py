@@ -107,7 +107,7 @@ def level_seeds(config: DemoConfig) -> list[int]:
     rng = np.random.default_rng(config.seed)
     seeds: list[int] = []
     seen: set[int] = set()
-    # a level's split is known only once it is generated: minutes for tens of thousands of large rooms
+    # a level's split is known only once it is generated: minutes for tens of thousands of 10x10 rooms
     with Progress(f"train-split level seeds of {config.env}", config.num_episodes) as progress:
         while len(seeds) < config.num_episodes:
             # about 80% of levels are train levels; draw a little more than what is missing
