@@ -13,7 +13,6 @@ claims_by_turn-NAME.json.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -28,29 +27,30 @@ TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")
 
 
-def by_turn(episodes: Path) -> dict[str, dict[str, dict[str, float | int | None]]]:
-    """For each turn group, each claim kind's count and accuracy over the episodes in ``episodes``."""
+def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int]]:
+    """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; and how
+    the player's cell the first turn's thought states (its ``at(player, ...)`` claim, in 0-based cells whatever the
+    protocol's coordinate base) compares with the true one, counted over the episodes."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
+    cells: Counter[str] = Counter()
     for record in read_jsonl(episodes):
-        for index, turn in enumerate(score_episode(record)["turns"]):
+        turns = score_episode(record)["turns"]
+        for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
-    return {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
+        cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
+    by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
+    return by_turn, dict(cells)
 
 
-def player_first_turn(episodes: Path) -> dict[str, int]:
-    """How the first turn's stated player cell compares with the true one, counted over the episodes."""
-    counts: Counter[str] = Counter()
-    for record in read_jsonl(episodes):
-        turn = record["turns"][0]
-        stated = re.search(r"I am at \((\d+), (\d+)\)", turn.get("think") or "")
-        true = tuple(turn["state_before"]["player"])
-        if stated is None:
-            counts["no claim"] += 1
-            continue
-        row, col = int(stated[1]), int(stated[2])  # the default protocol's coordinates are 0-based
-        counts["right" if (row, col) == true else "right row, wrong column" if row == true[0]
-               else "right column, wrong row" if col == true[1] else "both wrong"] += 1
-    return dict(counts)
+def _compare(scored_turn: dict, true: list[int]) -> str:
+    stated = next((claim["cells"][0] for claim in scored_turn["claims"]
+                   if claim["canonical"].startswith("at(player,") and claim["cells"]), None)
+    if stated is None:
+        return "no claim"
+    if stated == list(true):
+        return "right"
+    return ("right row, wrong column" if stated[0] == true[0] else "right column, wrong row" if stated[1] == true[1]
+            else "both wrong")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,8 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     runs, name = Path(args[0]), (args[1] if len(args) > 1 else "t1")
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
-    out = {"by_turn": {preset: by_turn(path) for preset, path in episodes.items()},
-           "player_first_turn": {preset: player_first_turn(path) for preset, path in episodes.items()}}
+    scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
+    out = {"by_turn": {preset: turns for preset, (turns, _) in scored.items()},
+           "player_first_turn": {preset: cells for preset, (_, cells) in scored.items()}}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()

@@ -53,14 +53,27 @@ def test_export_reads_a_real_run(tmp_path):
     assert set(figures["by_kind"]) == set(analyze.KINDS)
 
 
+def _room(player: list[int]) -> dict:
+    """An 8x8 room with one box at (3, 3), its target at (5, 5), and the player at ``player``."""
+    rows = ["########"] + ["#      #"] * 6 + ["########"]
+    rows = [row[:1] + "".join("$" if (r, c) == (3, 3) else "." if (r, c) == (5, 5) else "@" if [r, c] == player
+                              else row[c] for c in range(1, 7)) + row[7:] for r, row in enumerate(rows)]
+    return {"game": "sokoban", "height": 8, "width": 8, "rows": rows, "player": player, "boxes": [[3, 3]],
+            "targets": [[5, 5]], "walls": [[r, c] for r, row in enumerate(rows) for c, x in enumerate(row) if x == "#"]}
+
+
 def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
     def episode(think: str, player: list[int]) -> dict:
-        return {"turns": [{"think": think, "state_before": {"game": "sokoban", "player": player}}]}
+        return {"protocol": {"coordinate_base": 0},
+                "turns": [{"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}]}
 
     path = tmp_path / "episodes.jsonl"
     rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3).", [2, 4]),
-                       episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
-                       episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
-                       episode("I am at (6, 1).", [6, 2])])
-    assert claims_by_turn.player_first_turn(path) == {"right": 1, "right row, wrong column": 2,
-                                                      "right column, wrong row": 1, "both wrong": 1, "no claim": 1}
+                         episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
+                         episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
+                         episode("I am at (6, 1).", [6, 2])])
+    by_turn, cells = claims_by_turn.score_evaluation(path)
+    assert cells == {"right": 1, "right row, wrong column": 2, "right column, wrong row": 1, "both wrong": 1,
+                     "no claim": 1}
+    # the same pass scores the claims: five player cells and one box cell, two of them true
+    assert by_turn["first"]["position"] == {"n_claims": 6, "claim_accuracy": 2 / 6}
