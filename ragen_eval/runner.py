@@ -159,12 +159,11 @@ async def play_run(run: RunDir, *, agent: Agent | None = None, progress: bool = 
         return await run_pending(agent, run, progress=progress)
     if config.local_server:
         with local_server(config.model, config.server_args) as url:
-            agent = configured_agent(config, [url])
-            try:
-                return await run_pending(agent, run, progress=progress)
-            finally:
-                await agent.aclose()
-    agent = configured_agent(config)
+            return await _run_and_close(configured_agent(config, [url]), run, progress)
+    return await _run_and_close(configured_agent(config), run, progress)
+
+
+async def _run_and_close(agent: Agent, run: RunDir, progress: bool) -> RunStats:
     try:
         return await run_pending(agent, run, progress=progress)
     finally:
