@@ -7,7 +7,8 @@ Writes summary.json and thinking.png beside this file. ``--export`` first copies
 evaluate.sh (``NAME-PRESET-SPLIT``) into DIR/<evaluation>.csv (per level: seed, level key, success) and
 DIR/<evaluation>.json (the model, the seed start, and ragen-eval's figures for the preset: format errors, think words,
 thought-state consistency, and the turns with a non-empty thought). NAME ``v13`` is the shipped model, ``random`` the
-random agent, ``tK`` the end of stage TK (a candidate) and ``stepN`` a chunk copy (the val curve). Once v13 and
+random agent, ``tK`` the end of stage TK and ``p`` the end of plan3.md's stage P (the candidates, in that order) and
+``stepN`` a chunk copy (the val curve). Once v13 and
 random have played val, each finished candidate and curve point is reported against both; the pick is made among the
 candidates; once the pick, v13 and random have played test, the four gates are judged one by one.
 """
@@ -44,6 +45,8 @@ THOUGHT_SHARE = 0.99  # gate 1: turns with a non-empty thought, pooled over a ga
 CLAIM_ACCURACY = 0.95  # gate 1, and the plan's stop check at the end of T1
 FORMAT_ERRORS = 0.02  # gate 2: format errors below this share of turns, on every preset
 BASELINES = {"v13": "default", "random": "random"}  # NAME: the model its evaluations must have played
+#: Candidates' names: plan.md's stages ``tK``, then plan3.md's ``p``; ``_stage`` orders them.
+CANDIDATE = re.compile(r"t\d+|p")
 EVALUATION = re.compile(rf"(?P<name>[A-Za-z0-9_]+)-(?P<preset>{'|'.join(PRESETS)})-(?P<split>val|test)")
 CONSISTENCY = ("n_turns", "n_claims", "n_true", "claims_per_turn", "claim_accuracy", "hallucination_rate",
                "plan_answer_agreement")
@@ -182,13 +185,12 @@ def _check_evaluations(figures_: dict[str, dict]) -> None:
 
 
 def select(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[str, Any]:
-    """Val: the baselines, each complete candidate (``tK``: every preset against random and v13, the gates judged on
-    val, the stop check), each curve point (``stepN``: the presets it played, and per game its success and claim
-    accuracy pooled over them), and the pick: the candidate passing the most gates on val, then the highest mean val
-    success over the presets, then the earlier stage (the plan names the candidates but no rule among several)."""
+    """Val: the baselines, each complete candidate (``tK`` or ``p``: every preset against random and v13, the gates
+    judged on val, the stop check), each curve point (``stepN``: the presets it played, and per game its success and
+    claim accuracy pooled over them), and the pick: the candidate passing the most gates on val, then the highest mean
+    val success over the presets, then the earlier stage (the plan names the candidates but no rule among several)."""
     names = sorted({EVALUATION.fullmatch(key)["name"] for key in figures_ if key.endswith("-val")})
-    candidates = sorted((n for n in names if re.fullmatch(r"t\d+", n) and _complete(n, "val", figures_)),
-                        key=lambda n: int(n[1:]))
+    candidates = sorted((n for n in names if CANDIDATE.fullmatch(n) and _complete(n, "val", figures_)), key=_stage)
     out: dict[str, Any] = {"baselines": {b: report(b, "val", figures_, rows) for b in BASELINES}, "candidates": {}}
     for name in candidates:
         presets = report(name, "val", figures_, rows)
@@ -211,8 +213,13 @@ def select(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[
     out["curve"] = curve
     scored = out["candidates"]
     out["pick"] = (max(candidates, key=lambda n: (scored[n]["gates"]["passed"], scored[n]["mean_success"],
-                                                  -int(n[1:]))) if candidates else None)
+                                                  -_stage(n))) if candidates else None)
     return out
+
+
+def _stage(name: str) -> int:
+    """A candidate's place in training order: ``tK`` is K, plan3.md's ``p`` comes after every ``tK``."""
+    return 10**6 if name == "p" else int(name[1:])
 
 
 def confirm(pick: str, figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[str, Any]:
@@ -240,7 +247,7 @@ def analyse(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict
     if pick is None:
         if tests:
             raise SystemExit(f"test evaluations before val picked a candidate: {', '.join(tests)}")
-        out["state"] = "in progress: no candidate (tK) has played every preset of val"
+        out["state"] = "in progress: no candidate (tK or p) has played every preset of val"
         return out
     stray = sorted(key for key in tests if EVALUATION.fullmatch(key)["name"] not in (pick, *BASELINES))
     if stray:

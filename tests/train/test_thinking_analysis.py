@@ -168,6 +168,12 @@ def test_the_stop_check_and_the_pick_among_candidates(tmp_path):
     assert _summary(tmp_path)["val"]["pick"] == "t2"
     _model(tmp_path, "t2", "val")
     assert _summary(tmp_path)["val"]["pick"] == "t1"
+    # plan3.md's stage P is a candidate after every tK: picked on higher success, not on a tie with an earlier stage
+    _model(tmp_path, "p", "val")
+    assert sorted(_summary(tmp_path)["val"]["candidates"]) == ["p", "t1", "t2", "t3"]
+    assert _summary(tmp_path)["val"]["pick"] == "t1"
+    _model(tmp_path, "p", "val", {p: _wins(35) for p in PRESETS})
+    assert _summary(tmp_path)["val"]["pick"] == "p"
 
 
 def test_a_test_that_passes_every_gate_ships(tmp_path):
@@ -242,7 +248,7 @@ def test_unfinished_and_stray_looks(tmp_path):
     _baselines(tmp_path, "val")
     _model(tmp_path, "step500", "val")
     summary = _summary(tmp_path)
-    assert summary["state"] == "in progress: no candidate (tK) has played every preset of val"
+    assert summary["state"] == "in progress: no candidate (tK or p) has played every preset of val"
     assert summary["val"]["pick"] is None and list(summary["val"]["curve"]) == ["step500"]
     _write(tmp_path, "t1", "bandit", "test", _wins(MODEL))
     with pytest.raises(SystemExit, match="before val picked a candidate: t1-bandit-test"):
