@@ -1,0 +1,63 @@
+"""Does the model copy the arm names from a Bandit prompt? Per evaluation of a Bandit preset: how many first turns
+state both of the level's arm names in the thought ("The arms are A and B."), how many answer one of them, and the
+same per arm pair.
+
+    python experiments/thinking_model/bandit_names.py runs/thinking_model/eval/g1-bandit_heldout-val [...]
+
+Reads each run's episodes.jsonl (ragen-eval's records: the level's arms are in the first turn's ``state_before``);
+prints one block per run and, with ``--json FILE``, writes the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+from ragen_eval.jsonl_store import read_jsonl
+
+STATED = re.compile(r"The arms are (\S+?) and (\S+?)\.")
+
+
+def name_copies(episodes: Path) -> dict[str, object]:
+    """Counts over the episodes' first turns: episodes, thoughts stating exactly the level's two arm names, answers
+    that are one of them, and per arm pair (in shown order) the same three counts."""
+    totals: Counter[str] = Counter()
+    pairs: dict[str, Counter[str]] = {}
+    for record in read_jsonl(episodes):
+        turn = record["turns"][0]
+        names = [arm["name"] for arm in turn["state_before"]["arms"]]
+        stated = STATED.search(turn.get("think") or "")
+        copied = stated is not None and sorted(stated.groups()) == sorted(names)
+        row = Counter(episodes=1, thought_names_right=int(copied),
+                      answer_in_prompt=int((turn.get("answer") or "").strip() in names))
+        totals.update(row)
+        pairs.setdefault(", ".join(names), Counter()).update(row)
+    return {**{key: totals[key] for key in ("episodes", "thought_names_right", "answer_in_prompt")},
+            "by_pair": {pair: dict(counts) for pair, counts in sorted(pairs.items())}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print (and with --json write) the name-copy counts of each run directory."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="ragen-eval run directories of Bandit presets")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args(argv)
+    missing = [str(run) for run in args.runs if not (run / "episodes.jsonl").is_file()]
+    if missing:
+        parser.error(f"no episodes.jsonl in {', '.join(missing)}")
+    out = {run.name: name_copies(run / "episodes.jsonl") for run in args.runs}
+    for name, figures in out.items():
+        print(f"{name}: thought names right {figures['thought_names_right']} of {figures['episodes']}, "
+              f"answer in the prompt {figures['answer_in_prompt']}")
+        for pair, counts in figures["by_pair"].items():
+            print(f"  {pair}: {counts['thought_names_right']} / {counts['answer_in_prompt']} of {counts['episodes']}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

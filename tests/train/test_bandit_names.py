@@ -1,0 +1,43 @@
+"""experiments/thinking_model/bandit_names.py: name copies counted on hand-written first turns."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.script_modules import load_script
+
+bandit_names = load_script("experiments/thinking_model/bandit_names.py")
+
+
+def _record(names: list[str], think: str, answer: str) -> dict:
+    arms = [{"name": name, "expected_reward": 0.1, "variance": 0.0, "low_risk": True} for name in names]
+    return {"turns": [{"state_before": {"game": "bandit", "arms": arms}, "think": think, "answer": answer}]}
+
+
+def test_counts_thoughts_that_copy_both_names_and_answers_from_the_prompt(tmp_path, capsys):
+    run = tmp_path / "m-bandit_heldout-val"
+    run.mkdir()
+    records = [
+        _record(["Owl", "Tiger"], "The arms are Tiger and Owl. Tiger is the riskier arm.", "Tiger"),  # either order
+        _record(["Owl", "Tiger"], "The arms are Owl and Shark. Shark is the riskier arm.", "Shark"),  # a recalled name
+        _record(["Dove", "Kraken"], "The arms are Dove and Kraken.", " Kraken "),  # the harness strips the answer
+        _record(["Dove", "Kraken"], "", "Dove"),  # no thought
+        _record(["Dove", "Kraken"], "The arms are Dove and Dove.", "Dove"),  # one name twice is not both
+    ]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "names.json"
+    assert bandit_names.main([str(run), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())[run.name]
+    assert (figures["episodes"], figures["thought_names_right"], figures["answer_in_prompt"]) == (5, 2, 4)
+    assert figures["by_pair"] == {
+        "Dove, Kraken": {"episodes": 3, "thought_names_right": 1, "answer_in_prompt": 3},
+        "Owl, Tiger": {"episodes": 2, "thought_names_right": 1, "answer_in_prompt": 1}}
+    assert "thought names right 2 of 5, answer in the prompt 4" in capsys.readouterr().out
+
+
+def test_a_directory_without_episodes_is_refused(tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        bandit_names.main([str(tmp_path)])
+    assert exit_.value.code == 2
