@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The third attempt of the thinking-model plan (plan3.md beside this file): stage R (reading: one-turn oracle
 # demonstrations with grounded thoughts, weighted to the 8x8 and 10x10 rooms and the held-out Bandit names) from
-# G1's weights, the stop check on val (the first turn of 256 val levels of twelve presets), then stage P (whole
-# episodes, the default protocol, T1's mix) from R. Resumable chunks of CHUNK steps with a copy of the weights after
+# G1's weights, the stop check on val (the first turn of 256 val levels of twelve presets), stage R2 (more reading,
+# weighted to the 10x10 rooms; plan3.md's addition) from R and the same check, then stage P (whole episodes, the
+# default protocol, T1's mix) from R2. Resumable chunks of CHUNK steps with a copy of the weights after
 # each (experiments/sft_chunks.sh); rerun the same line to resume; a finished check run is skipped.
 # Usage: [STAGES="r check"] experiments/thinking_model/train3.sh [OUT] [G1]   (STAGES=p once the check allows it)
-#   writes OUT-r and OUT-p, and the check's runs under runs/thinking_model/eval-oneturn (name r)
+#   writes OUT-r, OUT-r2 and OUT-p, and the checks' runs under runs/thinking_model/eval-oneturn (names r, r2)
 set -euo pipefail
 OUT=${1:-runs/thinking_model/h}
 G1=${2:-runs/thinking_model/g-g1}
@@ -17,20 +18,26 @@ source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
 ENVS=simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed
 COMMON=(--env "$ENVS" --mode oracle --thought grounded --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20
   --seed 0 --checkpoint-every 500 --log-every 100 --drop-long)
+check() {  # MODEL NAME: the first turn of 256 val levels of each preset, under $CHECK as NAME-PRESET-val
+  for preset in ${ENVS//,/ }; do
+    [ -f "$CHECK/$2-$preset-val/summary.json" ] && continue
+    echo "$(date -u +%H:%M:%S) $2-$preset-val"
+    ragen-eval --model "$1" --backend hf --env "$preset" --split val --seed-start 0 --episodes 256 \
+      --protocol max_turns=1 --out "$CHECK" --run-name "$2-$preset-val" --no-progress
+  done
+}
 for stage in $STAGES; do
   case $stage in
     r) [ -f "$G1/model.safetensors" ] || { echo "train3.sh: no G1 weights at $G1" >&2; exit 2; }
        chunked "$OUT-r" --model "$G1" "${COMMON[@]}" --demo-seed 20 --protocol max_turns=1 \
          --episodes 4000,2000,48000,24000,32000,16000,4000,6000,2000,1000,24000,24000 ;;
-    check)
-      for preset in ${ENVS//,/ }; do
-        [ -f "$CHECK/r-$preset-val/summary.json" ] && continue
-        echo "$(date -u +%H:%M:%S) r-$preset-val"
-        ragen-eval --model "$OUT-r" --backend hf --env "$preset" --split val --seed-start 0 --episodes 256 \
-          --protocol max_turns=1 --out "$CHECK" --run-name "r-$preset-val" --no-progress
-      done ;;
-    p) chunked "$OUT-p" --model "$OUT-r" "${COMMON[@]}" --demo-seed 21 \
+    check) check "$OUT-r" r ;;
+    r2) [ -f "$OUT-r/model.safetensors" ] || { echo "train3.sh: stage r has not finished" >&2; exit 2; }
+        chunked "$OUT-r2" --model "$OUT-r" "${COMMON[@]}" --demo-seed 22 --protocol max_turns=1 \
+          --episodes 2000,1000,12000,8000,40000,16000,2000,12000,1000,500,4000,4000 ;;
+    check2) check "$OUT-r2" r2 ;;
+    p) chunked "$OUT-p" --model "$OUT-r2" "${COMMON[@]}" --demo-seed 21 \
          --episodes 16000,8000,12000,6000,2000,2000,24000,12000,6000,2000,3000,3000 ;;
-    *) echo "train3.sh: unknown stage $stage (r, check, p)" >&2; exit 2 ;;
+    *) echo "train3.sh: unknown stage $stage (r, check, r2, check2, p)" >&2; exit 2 ;;
   esac
 done
