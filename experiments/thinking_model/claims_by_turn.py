@@ -5,8 +5,9 @@
 Scores every turn of a model's val evaluations (``NAME-PRESET-val``, written by evaluate.sh; NAME ``t1`` unless
 given; presets it has not finished are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
-for the first turn, the second, and the third and later; and, on the first turn, how the cell the thought gives the
-player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
+for the first turn, the second, and the third and later; and, on the first turn, position accuracy by the object the
+claim places (player, box, target, ...) and how the cell the thought gives the player ("I am at (r, c)") compares
+with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
 claims_by_turn-NAME.json.
 """
 
@@ -27,19 +28,28 @@ TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")
 
 
-def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int]]:
-    """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; and how
-    the player's cell the first turn's thought states (its ``at(player, ...)`` claim, in 0-based cells whatever the
+def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
+                                              dict[str, dict[str, float | int]]]:
+    """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
+    first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``); and how the
+    player's cell the first turn's thought states (its ``at(player, ...)`` claim, in 0-based cells whatever the
     protocol's coordinate base) compares with the true one, counted over the episodes."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
+    placed: Counter[tuple[str, bool]] = Counter()
     for record in read_jsonl(episodes):
         turns = score_episode(record)["turns"]
         for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
+        placed.update((claim["canonical"][3:].split(",")[0], claim["verdict"] is True)
+                      for claim in turns[0]["claims"] if claim["canonical"].startswith("at("))
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    return by_turn, dict(cells)
+    objects = sorted({thing for thing, _ in placed})
+    by_object = {thing: {"n_claims": placed[thing, True] + placed[thing, False],
+                         "claim_accuracy": placed[thing, True] / (placed[thing, True] + placed[thing, False])}
+                 for thing in objects}
+    return by_turn, dict(cells), by_object
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:
@@ -60,13 +70,17 @@ def main(argv: list[str] | None = None) -> int:
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
-    out = {"by_turn": {preset: turns for preset, (turns, _) in scored.items()},
-           "player_first_turn": {preset: cells for preset, (_, cells) in scored.items()}}
+    out = {"by_turn": {preset: turns for preset, (turns, _, _) in scored.items()},
+           "positions_first_turn_by_object": {preset: objects for preset, (_, _, objects) in scored.items()},
+           "player_first_turn": {preset: cells for preset, (_, cells, _) in scored.items()}}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
                  for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
-        print(preset, "|", " ".join(cells), "| player, first turn:", out["player_first_turn"][preset])
+        objects = " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
+                           for thing, figures in out["positions_first_turn_by_object"][preset].items())
+        print(preset, "|", " ".join(cells), "| first-turn positions:", objects, "| player, first turn:",
+              out["player_first_turn"][preset])
     return 0
 
 
