@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+import ragen_envs.bandit as bandit_package
 from tests.script_modules import load_script
 
 bandit_names = load_script("experiments/thinking_model/bandit_names.py")
@@ -41,3 +42,21 @@ def test_a_directory_without_episodes_is_refused(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         bandit_names.main([str(tmp_path)])
     assert exit_.value.code == 2
+
+
+def test_the_copy_probe_plays_its_wide_name_set_and_leaves_the_package_alone(tmp_path, monkeypatch):
+    probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
+    modules = [bandit_package, bandit_package.names, bandit_package.config, bandit_package.env, bandit_package.level]
+    for module in modules:  # the probe rebinds NAME_POOLS in these; put the package's back after the test
+        monkeypatch.setattr(module, "NAME_POOLS", module.NAME_POOLS)
+    assert probe.main(["bogus"]) == 2
+    assert probe.main(["eval", "--model", "oracle", "--env", "bandit", "--env-config", "bandit:name_set=wide",
+                       "--split", "val", "--episodes", "4", "--out", str(tmp_path), "--run-name", "wide",
+                       "--no-progress"]) == 0
+    records = [json.loads(line) for line in (tmp_path / "wide" / "episodes.jsonl").read_text().splitlines()]
+    wide = set(probe.WIDE.low_risk + probe.WIDE.high_risk)
+    assert len(records) == 4
+    assert all({arm["name"] for arm in r["turns"][0]["state_before"]["arms"]} <= wide for r in records)
+    assert all(r["success"] for r in records)  # the oracle reads the level's own names
+    monkeypatch.undo()
+    assert "wide" not in bandit_package.config.NAME_POOLS
