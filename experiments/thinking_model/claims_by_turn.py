@@ -42,13 +42,14 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
         for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
-        placed.update((claim["canonical"][3:].split(",")[0], claim["verdict"] is True)
-                      for claim in turns[0]["claims"] if claim["canonical"].startswith("at("))
+        # checkable claims only, as the checker's own accuracy (``aggregate``) counts them
+        placed.update((claim["canonical"][3:].split(",")[0], claim["verdict"]) for claim in turns[0]["claims"]
+                      if claim["canonical"].startswith("at(") and claim["verdict"] is not None)
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    objects = sorted({thing for thing, _ in placed})
-    by_object = {thing: {"n_claims": placed[thing, True] + placed[thing, False],
-                         "claim_accuracy": placed[thing, True] / (placed[thing, True] + placed[thing, False])}
-                 for thing in objects}
+    by_object = {}
+    for thing in sorted({thing for thing, _ in placed}):
+        n_claims = placed[thing, True] + placed[thing, False]
+        by_object[thing] = {"n_claims": n_claims, "claim_accuracy": placed[thing, True] / n_claims}
     return by_turn, dict(cells), by_object
 
 
