@@ -5,7 +5,7 @@
 
 Runs ragen-train or ragen-eval with one extra Bandit name set, ``wide``: 20 calm low-risk names and 20 bold
 high-risk names (400 pairs, split by content like the other sets), disjoint from every built-in set. The set lives
-only in this process (it is added to the modules that read ``NAME_POOLS``), so the package's name sets and presets
+only in this process (rebound in every loaded module that holds ``NAME_POOLS``), so the package's name sets and presets
 stay as they are; select it with ``--env bandit --env-config name_set=wide`` (ragen-eval:
 ``--env-config bandit:name_set=wide``). Commands and figures: results.md, "Third attempt".
 """
@@ -13,13 +13,9 @@ stay as they are; select it with ``--env bandit --env-config name_set=wide`` (ra
 from __future__ import annotations
 
 import sys
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 
-import ragen_envs.bandit
-import ragen_envs.bandit.config
-import ragen_envs.bandit.env
-import ragen_envs.bandit.level
-import ragen_envs.bandit.names
+import ragen_envs.bandit  # noqa: F401  (loads every module that reads NAME_POOLS)
 from ragen_envs.bandit.names import NAME_POOLS, NamePool
 
 WIDE = NamePool(
@@ -31,6 +27,11 @@ WIDE = NamePool(
 )
 
 
+def pool_readers() -> list[ModuleType]:
+    """The loaded modules whose ``NAME_POOLS`` is the package's own mapping (each imported it by name)."""
+    return [module for module in list(sys.modules.values()) if getattr(module, "NAME_POOLS", None) is NAME_POOLS]
+
+
 def main(argv: list[str] | None = None) -> int:
     """Add the ``wide`` name set, then run ragen-train (``train``) or ragen-eval (``eval``) on the other arguments."""
     args = sys.argv[1:] if argv is None else argv
@@ -40,8 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     used = {name for pool in NAME_POOLS.values() for name in pool.low_risk + pool.high_risk}
     assert used.isdisjoint(WIDE.low_risk + WIDE.high_risk), "the wide set must share no name with the built-in sets"
     pools = MappingProxyType({**NAME_POOLS, "wide": WIDE})
-    for module in (ragen_envs.bandit.names, ragen_envs.bandit.config, ragen_envs.bandit.env, ragen_envs.bandit.level,
-                   ragen_envs.bandit):
+    for module in pool_readers():
         module.NAME_POOLS = pools
     if args[0] == "train":
         from ragen_train.cli import main as run

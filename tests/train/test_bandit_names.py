@@ -46,8 +46,9 @@ def test_a_directory_without_episodes_is_refused(tmp_path):
 
 def test_the_copy_probe_plays_its_wide_name_set_and_leaves_the_package_alone(tmp_path, monkeypatch):
     probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
-    modules = [bandit_package, bandit_package.names, bandit_package.config, bandit_package.env, bandit_package.level]
-    for module in modules:  # the probe rebinds NAME_POOLS in these; put the package's back after the test
+    readers = probe.pool_readers()
+    assert {bandit_package.names, bandit_package.config, bandit_package.env, bandit_package.level} <= set(readers)
+    for module in readers:  # the probe rebinds NAME_POOLS in these; put the package's back after the test
         monkeypatch.setattr(module, "NAME_POOLS", module.NAME_POOLS)
     assert probe.main(["bogus"]) == 2
     assert probe.main(["eval", "--model", "oracle", "--env", "bandit", "--env-config", "bandit:name_set=wide",
