@@ -29,7 +29,9 @@ WIDE = NamePool(
 
 def pool_readers() -> list[ModuleType]:
     """The loaded modules whose ``NAME_POOLS`` is the package's own mapping (each imported it by name)."""
-    return [module for module in list(sys.modules.values()) if getattr(module, "NAME_POOLS", None) is NAME_POOLS]
+    # Read each module's own namespace: getattr on a lazy module (transformers) imports its submodules.
+    return [module for module in list(sys.modules.values())
+            if getattr(module, "__dict__", {}).get("NAME_POOLS") is NAME_POOLS]
 
 
 def main(argv: list[str] | None = None) -> int:

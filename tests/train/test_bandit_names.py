@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import types
 
 import pytest
 
@@ -61,3 +63,18 @@ def test_the_copy_probe_plays_its_wide_name_set_and_leaves_the_package_alone(tmp
     assert all(r["success"] for r in records)  # the oracle reads the level's own names
     monkeypatch.undo()
     assert "wide" not in bandit_package.config.NAME_POOLS
+
+
+def test_finding_the_readers_touches_no_lazy_module_and_skips_empty_entries(monkeypatch):
+    # transformers' lazy module imports a submodule on any unknown attribute; the probe must not ask it for one.
+    lazy = types.ModuleType("lazy_probe_module")
+
+    def refuse(name):
+        raise AssertionError(f"the probe asked a lazy module for {name}")
+
+    lazy.__getattr__ = refuse
+    monkeypatch.setitem(sys.modules, "lazy_probe_module", lazy)
+    monkeypatch.setitem(sys.modules, "absent_probe_module", None)  # what a failed import leaves behind
+    probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
+    readers = probe.pool_readers()
+    assert lazy not in readers and bandit_package.names in readers
