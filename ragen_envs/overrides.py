@@ -87,6 +87,21 @@ def parse_flag(items: Sequence[str], flag: str) -> dict[str, Any]:
     return out
 
 
+def parse_game_flag(items: Sequence[str], flag: str = "--env-config") -> dict[str, dict[str, Any]]:
+    """``ENV:KEY=VALUE`` items (or ``ENV:{key: value, ...}``): per env, the fields they set, later items winning.
+
+    The one per-game override grammar of ``ragen-eval --env-config`` and, in a mixture, ``ragen-train sft
+    --env-config``. Raises ``ValueError`` naming the item when it has no ``ENV:`` part.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        env, sep, rest = item.partition(":")
+        if not sep or not env.strip():
+            raise ValueError(f"{flag} takes ENV:KEY=VALUE (e.g. sokoban:num_boxes=2), got {item!r}")
+        out[env.strip()] = merge_values(out.get(env.strip(), {}), parse_flag([rest], flag))
+    return out
+
+
 def merge_values(base: Mapping[str, Any], updates: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` updated by ``updates``, nested mappings merged key by key (later wins)."""
     out = dict(base)

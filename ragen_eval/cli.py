@@ -36,7 +36,7 @@ from typing import Any
 from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
-from ragen_envs.overrides import merge_values, parse_flag
+from ragen_envs.overrides import parse_flag, parse_game_flag
 from ragen_envs.registration import PRESETS, count_levels
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SHARES
 from ragen_envs.text.transcript import save_episode_frames
@@ -63,17 +63,6 @@ EXTRA_OF_MODULE = {"openai": "eval", "httpx": "eval", "aiohttp": "eval", "pandas
                    "tqdm": "eval", "PIL": "eval", "torch": "train", "transformers": "train", "tokenizers": "train",
                    "vllm": "vllm", "pygame": "render"}
 _ENV_VAR_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _env_configs(items: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """``--env-config ENV:KEY=VALUE`` items: per env, the game-config fields they set (the one override grammar)."""
-    out: dict[str, dict[str, Any]] = {}
-    for item in items:
-        target, sep, rest = item.partition(":")
-        if not sep:
-            raise ValueError(f"--env-config takes ENV:KEY=VALUE (e.g. sokoban:num_boxes=2), got {item!r}")
-        out[target.strip()] = merge_values(out.get(target.strip(), {}), parse_flag([rest], "--env-config"))
-    return out
 
 
 def add_evaluate_arguments(p: argparse.ArgumentParser) -> None:
@@ -237,7 +226,7 @@ def _eval_config(args: argparse.Namespace, episodes: int | None, levels_limit: i
         seed_start=args.seed_start, levels=args.levels, levels_limit=levels_limit,
         sampling=SamplingParams(temperature=args.temperature, top_p=args.top_p, max_tokens=args.max_tokens,
                                 seed=args.sampling_seed),
-        protocol=parse_flag(args.protocol, "--protocol"), env_configs=_env_configs(args.env_config),
+        protocol=parse_flag(args.protocol, "--protocol"), env_configs=parse_game_flag(args.env_config),
         shard=parse_shard(args.shard), agent_seed=args.agent_seed, concurrency=args.concurrency,
         timeout=args.timeout, max_retries=args.max_retries, requests_per_second=args.requests_per_second,
         local_server=args.local_server, server_args=list(args.server_args),
@@ -246,7 +235,7 @@ def _eval_config(args: argparse.Namespace, episodes: int | None, levels_limit: i
 
 def _print_config_help(args: argparse.Namespace) -> None:
     """``--help-config``: every EvalConfig field, then the game config of each ``--env`` (its preset's values)."""
-    overrides = _env_configs(args.env_config)
+    overrides = parse_game_flag(args.env_config)
     print(config_help(EvalConfig))
     for env in expand_envs(args.env or list(DEFAULT_ENVS)) if args.levels is None else ():
         try:

@@ -37,7 +37,7 @@ from ragen_envs.config_dicts import config_from_dict, require_ints
 from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
-from ragen_envs.overrides import parse_flag
+from ragen_envs.overrides import parse_flag, parse_game_flag
 from ragen_eval.embedded_model import resolve_model_path
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
 from ragen_train.loss import aggregate, token_logprobs
@@ -463,6 +463,9 @@ EXAMPLES = (
     ("one model for three games, with a demonstration count per game (resolved config only)",
      "ragen-train sft --env simple_sokoban,frozenlake,bandit --episodes 32000,8000,1000 --out runs/sft/multi "
      "--print-config"),
+    ("a mixture with one game's config changed: a lake without slipping (resolved config only)",
+     "ragen-train sft --env simple_sokoban,frozenlake --episodes 64,64 --env-config frozenlake:is_slippery=false "
+     "--out runs/sft/mixed --print-config"),
     ("every config field with its default, and the game config of Sokoban",
      "ragen-train sft --help-config --env sokoban"),
 )
@@ -494,8 +497,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
                         "ragen-eval --protocol and ragen-train protocol.KEY=VALUE), or a mapping '{\"max_turns\": 3}'")
-    p.add_argument("--env-config", action="append", default=[], metavar="KEY=VALUE",
-                   help="game-config field, e.g. height=6, or a mapping '{\"height\": 6}'")
+    p.add_argument("--env-config", action="append", default=[], metavar="[ENV:]KEY=VALUE",
+                   help="game-config field, e.g. height=6, or a mapping '{\"height\": 6}'; with several --env "
+                        "games, name the one it sets: frozenlake:is_slippery=false")
     p.add_argument("--epochs", type=int, default=d.epochs, help=field_help(docs, "epochs"))
     p.add_argument("--batch-size", type=int, default=d.batch_size, help=field_help(docs, "batch_size"))
     p.add_argument("--lr", type=float, default=d.lr, help=field_help(docs, "lr"))
@@ -535,14 +539,12 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     if len(counts) not in (1, len(envs)) or not all(c.strip().isdigit() and int(c) > 0 for c in counts):
         bad_input(parser, f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
     counts = [int(c) for c in counts] * (len(envs) if len(counts) == 1 else 1)
-    if a.env_config and len(envs) > 1:
-        bad_input(parser, "--env-config overrides one game's config; it cannot go with several --env games")
     try:
-        protocol, env_config = parse_flag(a.protocol, "--protocol"), parse_flag(a.env_config, "--env-config")
+        protocol, env_configs = parse_flag(a.protocol, "--protocol"), demo_env_configs(a.env_config, envs)
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
         demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
                             successful_only=a.successful_only, protocol=protocol, env_config=env_config)
-                 for env, n in zip(envs, counts)]
+                 for env, n, env_config in zip(envs, counts, env_configs)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
                          drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size,
@@ -550,6 +552,26 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
                          share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
     except (ValueError, TypeError) as error:
         bad_input(parser, str(error))
+
+
+def demo_env_configs(items: Sequence[str], envs: Sequence[str]) -> list[dict[str, Any]]:
+    """Each ``--env`` game's config overrides from ``--env-config`` items, in ``envs``' order: ``KEY=VALUE`` (or a
+    mapping) in a one-game run; ``ENV:KEY=VALUE`` (or ``ENV:{...}``) for one game, the only form in a mixture
+    (the grammar of ``ragen-eval --env-config``). Raises ValueError for a plain item in a mixture or an ``ENV``
+    that is not one of ``envs``."""
+    named = []
+    for item in items:
+        if item.lstrip().startswith("{") or ":" not in item.partition("=")[0]:  # a plain item, for the one game
+            if len(envs) > 1:
+                raise ValueError(f"--env-config {item!r} overrides one game's config; in a mixture name the game: "
+                                 f"--env-config ENV:KEY=VALUE, ENV one of {list(envs)}")
+            item = f"{envs[0]}:{item}"
+        named.append(item)
+    per_env = parse_game_flag(named)
+    unknown = sorted(set(per_env) - set(envs))
+    if unknown:
+        raise ValueError(f"--env-config names {unknown}, not among the --env games {list(envs)}")
+    return [per_env.get(env, {}) for env in envs]
 
 
 def bad_input(parser: argparse.ArgumentParser, message: str) -> NoReturn:
@@ -567,12 +589,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.help_config:
         print(config_help(SFTConfig) + "\n" + config_help(DemoConfig, "demos[]."))
-        for env in args.env.split(","):
-            try:
-                games = game_config_help(env, parse_flag(args.env_config, "--env-config"), "demos[].env_config.")
-            except (ValueError, TypeError) as error:
-                bad_input(parser, str(error))
-            print(f"game config of {env} (--env-config KEY=VALUE), with the preset's values:\n{games}")
+        envs = args.env.split(",")
+        try:
+            games = [game_config_help(env, overrides, "demos[].env_config.")
+                     for env, overrides in zip(envs, demo_env_configs(args.env_config, envs))]
+        except (ValueError, TypeError) as error:
+            bad_input(parser, str(error))
+        flag = "--env-config KEY=VALUE" if len(envs) == 1 else "--env-config {env}:KEY=VALUE"
+        for env, text in zip(envs, games):
+            print(f"game config of {env} ({flag.format(env=env)}), with the preset's values:\n{text}")
         return 0
     config = config_from_args(argv)
     if args.print_config:

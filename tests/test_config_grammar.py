@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ragen_envs.config_dicts import config_from_dict, non_default_fields
-from ragen_envs.overrides import parse_flag, parse_overrides, parse_value
+from ragen_envs.overrides import parse_flag, parse_game_flag, parse_overrides, parse_value
 from ragen_envs.sokoban import SokobanConfig
 from ragen_envs.text import ProtocolConfig
 from ragen_eval import cli as eval_cli
@@ -97,6 +97,15 @@ def test_special_scalars_and_malformed_values():
         parse_flag(["max_turns"], "--protocol")
     with pytest.raises(ValueError, match="already has nested keys"):
         parse_overrides(["a.b=1", "a=2"])
+
+
+def test_per_env_items_group_by_env_and_later_items_win():
+    assert parse_game_flag(["lake:height=5", "room:{num_boxes: 2}", "lake:height=6", "lake:is_slippery=false"]) == {
+        "lake": {"height": 6, "is_slippery": False}, "room": {"num_boxes": 2}}
+    assert parse_game_flag(["lake:levels=a:b"]) == {"lake": {"levels": "a:b"}}  # only the first colon names the env
+    for bad in ("height=5", ":height=5"):
+        with pytest.raises(ValueError, match=r"--env-config takes ENV:KEY=VALUE"):
+            parse_game_flag([bad])
 
 
 # The same protocol, written once, given to all three commands.

@@ -16,7 +16,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from ragen_envs.splits import LevelSplitter  # noqa: E402
-from ragen_train.demos import DemoConfig, level_seeds, play_demos  # noqa: E402
+from ragen_train.demos import DemoConfig, level_seeds, play_demo, play_demos  # noqa: E402
 import ragen_train.sft as sft_module  # noqa: E402
 from ragen_train.sft import (  # noqa: E402
     Example,
@@ -40,6 +40,40 @@ def test_cli_builds_one_demo_set_per_game() -> None:
     assert cfg.checkpoint_every == 5
     assert [d.num_episodes for d in config_from_args(["--out", "x", "--env", "bandit,frozenlake",
                                                       "--episodes", "4"]).demos] == [4, 4]
+
+
+def test_env_config_items_reach_the_game_they_name() -> None:
+    mixed = config_from_args(["--out", "x", "--env", "simple_sokoban,frozenlake,bandit", "--env-config",
+                              "frozenlake:is_slippery=false", "--env-config", "simple_sokoban:{num_boxes: 2}",
+                              "--env-config", "frozenlake:height=5"]).demos
+    assert [d.env_config for d in mixed] == [{"num_boxes": 2}, {"is_slippery": False, "height": 5}, {}]
+    # one game: the plain form and the named form are the same override, later items winning
+    plain = config_from_args(["--out", "x", "--env", "frozenlake", "--env-config", "height=5",
+                              "--env-config", "frozenlake:height=6", "--env-config", '{"is_slippery": false}']).demos
+    assert [d.env_config for d in plain] == [{"height": 6, "is_slippery": False}]
+
+
+def test_a_mixture_plays_each_game_with_its_own_config(tiny_model_dir: Path, tmp_path: Path) -> None:
+    from ragen_train.cli import main
+    out = tmp_path / "mixed"
+    assert main(["sft", "--model", str(tiny_model_dir), "--out", str(out), "--env", "larger_sokoban,frozenlake",
+                 "--episodes", "3,4", "--mode", "oracle", "--thought", "none", "--epochs", "1", "--batch-size", "4",
+                 "--env-config", "larger_sokoban:num_boxes=1", "--env-config",
+                 "frozenlake:{is_slippery: false, height: 5}"]) == 0
+    stored = json.loads((out / "sft_config.json").read_text())["demos"]
+    seeds = json.loads((out / "level_seeds.json").read_text())
+    records = [json.loads(line) for line in (out / "demo_records.jsonl").read_text().splitlines()]
+    assert sorted((r["set"], r["index"]) for r in records) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (1, 3)]
+    # replay what each step trained on from the stored config: the states the demonstrations began in
+    replays = [play_demo(DemoConfig(**stored[r["set"]]), r["index"], seeds[r["set"]][r["index"]]).record
+               for r in records]
+    assert [(x["num_actions"], x["total_reward"]) for x in replays] == [
+        (r["num_actions"], r["total_reward"]) for r in records]  # the same episodes the run logged
+    states = [x["turns"][0]["state_before"] for x in replays]
+    assert all(len(s["boxes"]) == 1 for s in states if s["game"] == "sokoban")
+    assert all(s["height"] == 5 and s["is_slippery"] is False for s in states if s["game"] == "frozenlake")
+    stored = json.loads((out / "sft_config.json").read_text())["demos"]
+    assert [d["env_config"] for d in stored] == [{"num_boxes": 1}, {"is_slippery": False, "height": 5}]
 
 
 @pytest.mark.parametrize("argv", [
