@@ -1,0 +1,100 @@
+"""The Bandit thought probe's figures (plan.md beside this file): where each model's answers go on val.
+
+    python experiments/bandit_thought/analyze.py runs/bandit_thought/eval
+
+For each evaluation ``MODEL-PRESET-val`` under the directory (run.sh's names): success and format errors
+(ragen-eval's summary), answers naming one of the level's arms, and of the other answers those that name a
+training partner of the level's low-risk arm (the pair "low arm, answer" is a train-split level of the preset,
+by ``ragen_envs.splits``), with the plan's 98% rule on the held-out name sets. Writes summary.json beside this file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ragen_envs.bandit.config import BanditConfig
+from ragen_envs.bandit.names import NAME_POOLS
+from ragen_envs.registration import get_preset
+from ragen_envs.splits import level_split
+from ragen_eval.jsonl_store import read_jsonl
+
+HERE = Path(__file__).resolve().parent
+RUN = re.compile(r"(?P<model>random|list|chosen)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+JUDGED = ("bandit_heldout", "bandit_reversed")
+ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
+
+
+def answers(episodes: Path, preset: str) -> dict[str, Any]:
+    """Counts over the first turns: episodes, answers naming one of the level's arms, and answers naming a
+    training partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train
+    level beside it)."""
+    high_risk = set(NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
+    counts: Counter[str] = Counter()
+    for record in read_jsonl(episodes):
+        turn = record["turns"][0]
+        arms = turn["state_before"]["arms"]
+        answer = (turn.get("answer") or "").strip()
+        low = next(arm["name"] for arm in arms if arm["low_risk"])
+        counts["episodes"] += 1
+        if answer in {arm["name"] for arm in arms}:
+            counts["on_arms"] += 1
+        elif answer in high_risk and level_split(f"bandit\nlow={low}\nhigh={answer}".encode()) == "train":
+            counts["training_partner"] += 1
+    return {key: counts[key] for key in ("episodes", "on_arms", "training_partner")}
+
+
+def summarize(runs: Path) -> dict[str, Any]:
+    """Per evaluation: success, format errors and the answer counts; and the plan's rule."""
+    rows: dict[str, dict[str, Any]] = {}
+    for run in sorted(runs.iterdir()):
+        match = RUN.fullmatch(run.name)
+        if not match or not (run / "summary.json").is_file():
+            continue
+        group = json.loads((run / "summary.json").read_text())["per_env"][match["preset"]]
+        rows[run.name] = {"model": match["model"], "preset": match["preset"], "success_rate": group["success_rate"],
+                          "format_error_rate": group["format_error_rate"], **answers(run / "episodes.jsonl", match["preset"])}
+
+    def passes(model: str) -> bool | None:
+        judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
+        return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
+
+    verdicts = {model: passes(model) for model in ("list", "chosen")}
+    if None in verdicts.values():
+        rule = None
+    elif verdicts["chosen"] and not verdicts["list"]:
+        rule = "the arm list breaks the format: drop it from the Bandit thought"
+    elif not any(verdicts.values()):
+        rule = "the list is not the cause: copying needs other data"
+    else:
+        rule = "no rule of the plan applies"
+    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Summarize run.sh's evaluations, print a table and write summary.json."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", type=Path, help="run.sh's eval directory")
+    args = parser.parse_args(argv)
+    if not args.runs.is_dir():
+        parser.exit(2, f"analyze.py: error: {args.runs} is not a directory\n")
+    summary = summarize(args.runs)
+    if not summary["runs"]:
+        parser.exit(2, f"analyze.py: error: no finished evaluation under {args.runs}\n")
+    (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print("| model | preset | success | format errors | answers on the level's arms | training partner of the low arm |")
+    print("|---|---|---|---|---|---|")
+    for row in summary["runs"].values():
+        print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
+              f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
+    print("decision:", summary["decision"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""experiments/bandit_thought/analyze.py: answer counts on hand-made val records, checked against the train levels
+the preset itself generates, and the plan's rule."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragen_envs.splits import LevelSplitter
+from tests.script_modules import load_script
+
+analyze = load_script("experiments/bandit_thought/analyze.py")
+
+
+def _train_partners(low: str) -> set[str]:
+    """High-risk names that make a train level of bandit_heldout beside ``low``, read off generated train levels."""
+    splitter = LevelSplitter("bandit_heldout")
+    keys = {splitter.level_key(seed) for seed in splitter.seeds("train", 400)}
+    pairs = [key.decode().split("\n") for key in keys]
+    return {high[len("high="):] for _, low_part, high in pairs if low_part == f"low={low}"}
+
+
+def _run(root, name: str, preset: str, answers: list[str], on_arms: int) -> None:
+    run = root / name
+    run.mkdir(parents=True)
+    arms = [{"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}]
+    records = [{"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": a}]} for a in answers]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    format_errors = 1 - on_arms / len(answers)
+    (run / "summary.json").write_text(json.dumps(
+        {"per_env": {preset: {"success_rate": 0.5, "format_error_rate": format_errors}}}))
+
+
+def test_off_arm_answers_are_split_into_training_partners_and_the_rest(tmp_path):
+    partners = sorted(_train_partners("Owl") - {"Tiger"})
+    others = sorted({"Comet", "Griffin", "Hydra", "Kraken", "Shark"} - set(partners))
+    assert partners and others  # Owl has train partners and held-out ones
+    answers = ["Tiger", " Owl ", partners[0], partners[-1], others[0], "Dragon", ""]
+    _run(tmp_path, "chosen-bandit_heldout-val", "bandit_heldout", answers, on_arms=2)
+    row = analyze.summarize(tmp_path)["runs"]["chosen-bandit_heldout-val"]
+    assert (row["episodes"], row["on_arms"], row["training_partner"]) == (7, 2, 2)
+
+
+@pytest.mark.parametrize("list_on, chosen_on, decision", [
+    (200, 255, "the arm list breaks the format: drop it from the Bandit thought"),
+    (200, 240, "the list is not the cause: copying needs other data"),
+    (255, 255, "no rule of the plan applies"),
+])
+def test_the_plans_rule(tmp_path, list_on, chosen_on, decision):
+    for model, on in (("list", list_on), ("chosen", chosen_on)):
+        for preset in analyze.JUDGED:
+            _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision"] == decision
+    assert analyze.summarize(tmp_path / "list-bandit_heldout-val")["decision"] is None  # nothing judged there
+
+
+def test_main_refuses_a_directory_without_evaluations(tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        analyze.main([str(tmp_path)])
+    assert exit_.value.code == 2
