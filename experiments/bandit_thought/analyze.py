@@ -25,7 +25,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list|chosen)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+RUN = re.compile(r"(?P<model>random|list|chosen|mixed)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
 
@@ -64,16 +64,19 @@ def summarize(runs: Path) -> dict[str, Any]:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
         return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
 
-    verdicts = {model: passes(model) for model in ("list", "chosen")}
-    if None in verdicts.values():
+    verdicts = {model: passes(model) for model in ("list", "chosen", "mixed")}
+    if verdicts["list"] is None or verdicts["chosen"] is None:
         rule = None
     elif verdicts["chosen"] and not verdicts["list"]:
         rule = "the arm list breaks the format: drop it from the Bandit thought"
-    elif not any(verdicts.values()):
+    elif not (verdicts["list"] or verdicts["chosen"]):
         rule = "the list is not the cause: copying needs other data"
     else:
         rule = "no rule of the plan applies"
-    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule}
+    # the addition's rule, on `mixed` alone
+    wide = None if verdicts["mixed"] is None else (
+        "a wide name set carries the answers onto the prompt's arms" if verdicts["mixed"] else "reported as it is")
+    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_mixed": wide}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in summary["runs"].values():
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
-    print("decision:", summary["decision"])
+    print("decision:", summary["decision"], "| mixed:", summary["decision_mixed"])
     return 0
 
 

@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
 # The Bandit thought probe (plan.md beside this file): `list` (the package's grounded thoughts) and `chosen` (the
 # same without the arm list, through probe.py), each from the default model's weights on the same Bandit
-# demonstrations, then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the
-# same line; finished runs and evaluations are skipped.
-# Usage: experiments/bandit_thought/run.sh [OUT]
+# demonstrations; by plan.md's addition, `mixed` (the judged name sets beside the wide one of
+# ../thinking_model/bandit_copy_probe.py); then each with random on the first 256 val levels of the three Bandit
+# presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
+# Usage: [MODELS="list chosen mixed"] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
+MODELS=${MODELS:-list chosen mixed}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
-ARGS=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 --mode oracle --thought grounded
-  --demo-seed 903 --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0 --drop-long --log-every 200)
+COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0 --drop-long
+  --log-every 200)
+ARGS=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 --demo-seed 903 "${COMMON[@]}")
 copy_model "$OUT/start" default
-[ -f "$OUT/list/model.safetensors" ] || ragen-train sft --model "$OUT/start" --out "$OUT/list" "${ARGS[@]}"
-[ -f "$OUT/chosen/model.safetensors" ] || python "$HERE/probe.py" --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}"
-for model in random list chosen; do
+for model in $MODELS; do
+  [ -f "$OUT/$model/model.safetensors" ] && continue
+  case $model in
+    list) ragen-train sft --model "$OUT/start" --out "$OUT/list" "${ARGS[@]}" ;;
+    chosen) python "$HERE/probe.py" --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}" ;;
+    mixed) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed" \
+             --env bandit,bandit_heldout,bandit_reversed --env-config bandit:name_set=wide \
+             --episodes 8000,8000,8000 --demo-seed 904 "${COMMON[@]}" ;;
+    *) echo "run.sh: unknown model $model (list, chosen, mixed)" >&2; exit 2 ;;
+  esac
+done
+for model in random $MODELS; do
   for preset in $PRESETS; do
     [ -f "$OUT/eval/$model-$preset-val/summary.json" ] && continue
     if [ "$model" = random ]; then backend=(); path=random; else backend=(--backend hf); path="$OUT/$model"; fi
