@@ -3,11 +3,11 @@
     python experiments/boxoban_reading/analyze.py runs/boxoban_reading/eval --export experiments/boxoban_reading/data
     python experiments/boxoban_reading/analyze.py experiments/boxoban_reading/data
 
-``--export`` scores each finished evaluation of run.sh (``random``, ``oracle``, ``S-stepN``) with the harness's
+``--export`` scores each finished evaluation of run.sh (``random``, ``oracle``, ``S-stepN``, ``B-stepN``) with the harness's
 checker (``ragen_eval.consistency.score_episode``, first turns only: the probe plays one turn) and writes
 DIR/<evaluation>.json: success, format errors, position and relation claims, and position claims by the object they
-place (player, box, target). Writes summary.json (per step, and the plan's decision once step 8,000 is there) and
-reading.png beside this file.
+place (player, box, target). Writes summary.json (per model and step, and the plan's decision once S's step 8,000 is
+there; B, the plan's addition, is reported beside S with no rule) and reading.png beside this file.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 PRESET = "boxoban"
-EVALUATION = re.compile(r"S-step(?P<step>\d+)|random|oracle")
+EVALUATION = re.compile(r"(?P<model>[SB])-step(?P<step>\d+)|random|oracle")
+MODELS = {"S": "2 x 128 (the default's shape)", "B": "4 x 256"}
 BATCH = 16  # demonstrations per step (run.sh's --batch-size)
 FINAL_STEP, EARLIER_STEP = 8000, 6000
 READS, FAILS, FLAT = 0.95, 0.90, 0.02  # the plan's thresholds
@@ -92,12 +93,15 @@ def decision(steps: dict[int, dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def summarize(data: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Per step (and the random and oracle players): the compact figures, and the plan's decision."""
-    steps = {int(m["step"]): figures for name, figures in data.items()
-             if (m := EVALUATION.fullmatch(name)) and m["step"]}
-    return {"steps": {str(s): {"demonstrations": s * BATCH, **steps[s]} for s in sorted(steps)},
+    """Per model and step (and the random and oracle players): the compact figures, and the plan's decision on S."""
+    steps: dict[str, dict[int, dict[str, Any]]] = {model: {} for model in MODELS}
+    for name, figures in data.items():
+        if (m := EVALUATION.fullmatch(name)) and m["step"]:
+            steps[m["model"]][int(m["step"])] = figures
+    return {"models": {model: {str(s): {"demonstrations": s * BATCH, **curve[s]} for s in sorted(curve)}
+                       for model, curve in steps.items() if curve},
             "players": {name: data[name] for name in ("random", "oracle") if name in data},
-            "decision": decision(steps)}
+            "decision": decision(steps["S"])}
 
 
 def plot(summary: dict[str, Any], path: Path) -> None:
@@ -106,17 +110,18 @@ def plot(summary: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = list(summary["steps"].values())
-    x = [row["demonstrations"] for row in rows]
     fig, ax = plt.subplots(figsize=(6.4, 4))
-    ax.plot(x, [_position(row) for row in rows], "k-o", label="all positions")
-    for thing, style in (("player", "C0--"), ("box", "C1--"), ("target", "C2--")):
-        ax.plot(x, [_position(row, thing) for row in rows], style, marker=".", label=thing)
+    for model, line, mark in (("S", "-", "o"), ("B", ":", "x")):
+        rows = list(summary["models"].get(model, {}).values())
+        x = [row["demonstrations"] for row in rows]
+        ax.plot(x, [_position(row) for row in rows], "k" + line, marker=mark, label=f"{model}: all positions")
+        for thing, color in (("player", "C0"), ("box", "C1"), ("target", "C2")):
+            ax.plot(x, [_position(row, thing) for row in rows], color + line, marker=mark, markersize=4,
+                    label=f"{model}: {thing}")
     ax.axhline(READS, color="grey", linewidth=0.8, linestyle=":")
     ax.set(xlabel="one-turn boxoban demonstrations", ylabel="first-turn position claims right", ylim=(0, 1.02),
-           title="Reading a 10x10, four-box room: 2 x 128 from random weights (val, 128 levels)")
-    ax.title.set_fontsize(9)
-    ax.legend(loc="lower right")
+           title="Reading a 10x10 four-box room from random weights (val, 128 levels)")
+    ax.legend(loc="lower right", fontsize=7, ncol=2)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -140,14 +145,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"analyze.py: error: no exported evaluation in {source}\n")
     summary = summarize(data)
     (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    if summary["steps"]:
+    if summary["models"]:
         plot(summary, HERE / "reading.png")
-    for step, row in summary["steps"].items():
-        objects = " ".join(f"{thing} {figures['claim_accuracy']:.3f}" for thing, figures in
-                           row["position_by_object"].items() if figures["claim_accuracy"] is not None)
-        print(f"step {step:>5} ({row['demonstrations']:,} demos): positions {_position(row) or 0:.3f} | {objects} | "
-              f"relations {row['relation']['claim_accuracy'] or 0:.3f} | success {row['success_rate']:.3f} | "
-              f"format errors {row['format_error_rate']:.3f}")
+    for model, curve in summary["models"].items():
+        for step, row in curve.items():
+            objects = " ".join(f"{thing} {figures['claim_accuracy']:.3f}" for thing, figures in
+                               row["position_by_object"].items() if figures["claim_accuracy"] is not None)
+            print(f"{model} step {step:>5} ({row['demonstrations']:,} demos): positions {_position(row) or 0:.3f} | "
+                  f"{objects} | relations {row['relation']['claim_accuracy'] or 0:.3f} | "
+                  f"success {row['success_rate']:.3f} | format errors {row['format_error_rate']:.3f}")
     print("decision:", summary["decision"])
     return 0
 

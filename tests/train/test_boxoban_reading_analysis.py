@@ -57,11 +57,12 @@ def _figures(positions: float, targets: float) -> dict:
 ])
 def test_the_plans_decision_on_the_final_copy(at_6000, final, verdict):
     data = {"random": _figures(0.0, 0.0), "S-step1000": _figures(0.2, 0.1), "S-step6000": _figures(*at_6000),
-            "S-step8000": _figures(*final)}
+            "S-step8000": _figures(*final), "B-step1000": _figures(0.99, 0.99)}  # B is reported, never judged
     summary = analyze.summarize(data)
     assert summary["decision"]["verdict"] == verdict
     assert summary["decision"]["gain_since_step_6000"] == pytest.approx(final[0] - at_6000[0])
-    assert list(summary["steps"]) == ["1000", "6000", "8000"] and summary["steps"]["8000"]["demonstrations"] == 128_000
+    assert list(summary["models"]["S"]) == ["1000", "6000", "8000"] and list(summary["models"]["B"]) == ["1000"]
+    assert summary["models"]["S"]["8000"]["demonstrations"] == 128_000
     if verdict == "reads":
         assert (summary["decision"]["first_step_positions_0.95"], summary["decision"]["first_step_targets_0.95"]) == (
             6000, 8000)
@@ -73,10 +74,13 @@ def test_main_writes_the_summary_and_figure_and_refuses_an_empty_source(tmp_path
     data = tmp_path / "data"
     data.mkdir()
     (data / "S-step1000.json").write_text(json.dumps(_figures(0.3, 0.1)))
+    (data / "B-step2000.json").write_text(json.dumps(_figures(0.6, 0.4)))
     assert analyze.main([str(data)]) == 0
-    assert json.loads((tmp_path / "summary.json").read_text())["steps"]["1000"]["demonstrations"] == 16_000
+    models = json.loads((tmp_path / "summary.json").read_text())["models"]
+    assert (models["S"]["1000"]["demonstrations"], models["B"]["2000"]["demonstrations"]) == (16_000, 32_000)
     assert (tmp_path / "reading.png").stat().st_size > 0
-    assert "step  1000 (16,000 demos): positions 0.300" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "S step  1000 (16,000 demos): positions 0.300" in out and "B step  2000 (32,000 demos): positions 0.600" in out
     with pytest.raises(SystemExit) as exit_:
         analyze.main([str(tmp_path / "empty")])
     assert exit_.value.code == 2
