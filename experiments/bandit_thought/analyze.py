@@ -25,7 +25,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list|chosen|mixed)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+RUN = re.compile(r"(?P<model>random|list|chosen|mixed2|mixed)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
 
@@ -64,7 +64,7 @@ def summarize(runs: Path) -> dict[str, Any]:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
         return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
 
-    verdicts = {model: passes(model) for model in ("list", "chosen", "mixed")}
+    verdicts = {model: passes(model) for model in ("list", "chosen", "mixed", "mixed2")}
     if verdicts["list"] is None or verdicts["chosen"] is None:
         rule = None
     elif verdicts["chosen"] and not verdicts["list"]:
@@ -73,10 +73,11 @@ def summarize(runs: Path) -> dict[str, Any]:
         rule = "the list is not the cause: copying needs other data"
     else:
         rule = "no rule of the plan applies"
-    # the addition's rule, on `mixed` alone
-    wide = None if verdicts["mixed"] is None else (
-        "a wide name set carries the answers onto the prompt's arms" if verdicts["mixed"] else "reported as it is")
-    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_mixed": wide}
+    # the additions' rule, on `mixed` and on `mixed2`, each alone
+    wide = {model: None if verdicts[model] is None else (
+        "a wide name set carries the answers onto the prompt's arms" if verdicts[model] else "reported as it is")
+        for model in ("mixed", "mixed2")}
+    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_wide": wide}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     for row in summary["runs"].values():
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
-    print("decision:", summary["decision"], "| mixed:", summary["decision_mixed"])
+    print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"])
     return 0
 
 

@@ -52,7 +52,7 @@ def test_the_plans_rule(tmp_path, list_on, chosen_on, decision):
         for preset in analyze.JUDGED:
             _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
     summary = analyze.summarize(tmp_path)
-    assert summary["decision"] == decision and summary["decision_mixed"] is None  # no `mixed` run
+    assert summary["decision"] == decision and summary["decision_wide"] == {"mixed": None, "mixed2": None}
     assert analyze.summarize(tmp_path / "list-bandit_heldout-val")["decision"] is None  # nothing judged there
 
 
@@ -66,9 +66,9 @@ def test_main_refuses_a_directory_without_evaluations(tmp_path):
     (251, "a wide name set carries the answers onto the prompt's arms"),  # 251 >= 0.98 * 256
     (250, "reported as it is"),
 ])
-def test_the_additions_rule_on_the_mixed_model(tmp_path, heldout_on, verdict):
-    _run(tmp_path, "mixed-bandit_heldout-val", "bandit_heldout", ["Tiger"] * heldout_on + ["Shark"] * (256 - heldout_on),
+def test_the_additions_rule_on_each_mixed_model(tmp_path, heldout_on, verdict):
+    _run(tmp_path, "mixed2-bandit_heldout-val", "bandit_heldout", ["Tiger"] * heldout_on + ["Shark"] * (256 - heldout_on),
          heldout_on)
-    _run(tmp_path, "mixed-bandit_reversed-val", "bandit_reversed", ["Tiger"] * 256, 256)
+    _run(tmp_path, "mixed2-bandit_reversed-val", "bandit_reversed", ["Tiger"] * 256, 256)
     summary = analyze.summarize(tmp_path)
-    assert summary["decision_mixed"] == verdict and summary["decision"] is None
+    assert summary["decision_wide"] == {"mixed": None, "mixed2": verdict} and summary["decision"] is None
