@@ -25,9 +25,10 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list|chosen|mixed2|mixed)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+RUN = re.compile(r"(?P<model>random|list|chosen|mixed\d?)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
+WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside the wide name set
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
@@ -64,7 +65,7 @@ def summarize(runs: Path) -> dict[str, Any]:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
         return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
 
-    verdicts = {model: passes(model) for model in ("list", "chosen", "mixed", "mixed2")}
+    verdicts = {model: passes(model) for model in ("list", "chosen", *WIDE)}
     if verdicts["list"] is None or verdicts["chosen"] is None:
         rule = None
     elif verdicts["chosen"] and not verdicts["list"]:
@@ -73,10 +74,10 @@ def summarize(runs: Path) -> dict[str, Any]:
         rule = "the list is not the cause: copying needs other data"
     else:
         rule = "no rule of the plan applies"
-    # the additions' rule, on `mixed` and on `mixed2`, each alone
+    # the additions' rule, on each model trained beside the wide name set, alone
     wide = {model: None if verdicts[model] is None else (
         "a wide name set carries the answers onto the prompt's arms" if verdicts[model] else "reported as it is")
-        for model in ("mixed", "mixed2")}
+        for model in WIDE}
     return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_wide": wide}
 
 

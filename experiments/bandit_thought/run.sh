@@ -2,14 +2,15 @@
 # The Bandit thought probe (plan.md beside this file): `list` (the package's grounded thoughts) and `chosen` (the
 # same without the arm list, through probe.py), each from the default model's weights on the same Bandit
 # demonstrations; by plan.md's additions, `mixed` (the judged name sets beside the wide one of
-# ../thinking_model/bandit_copy_probe.py) and `mixed2` (twice the wide demonstrations, RAGEN's pair kept); then each
-# with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs
+# ../thinking_model/bandit_copy_probe.py), `mixed2` (twice the wide demonstrations, RAGEN's pair kept) and `mixed3`
+# (mixed's balance, RAGEN's pair kept); then each with random on the first 256 val levels of the three Bandit
+# presets. Resumable: rerun the same line; finished runs
 # and evaluations are skipped. MODELS picks the trained ones.
-# Usage: [MODELS="list chosen mixed mixed2"] experiments/bandit_thought/run.sh [OUT]
+# Usage: [MODELS="list chosen mixed mixed2 mixed3"] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
-MODELS=${MODELS:-list chosen mixed mixed2}
+MODELS=${MODELS:-list chosen mixed mixed2 mixed3}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
@@ -28,7 +29,10 @@ for model in $MODELS; do
     mixed2) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed2" \
               --env bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed --env-config ragen/Bandit-v0:name_set=wide \
               --episodes 1000,16000,8000,8000 --demo-seed 905 "${COMMON[@]}" ;;
-    *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2)" >&2; exit 2 ;;
+    mixed3) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed3" \
+              --env bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed --env-config ragen/Bandit-v0:name_set=wide \
+              --episodes 1000,8000,8000,8000 --demo-seed 906 "${COMMON[@]}" ;;
+    *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

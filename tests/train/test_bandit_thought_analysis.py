@@ -52,7 +52,7 @@ def test_the_plans_rule(tmp_path, list_on, chosen_on, decision):
         for preset in analyze.JUDGED:
             _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
     summary = analyze.summarize(tmp_path)
-    assert summary["decision"] == decision and summary["decision_wide"] == {"mixed": None, "mixed2": None}
+    assert summary["decision"] == decision and summary["decision_wide"] == {"mixed": None, "mixed2": None, "mixed3": None}
     assert analyze.summarize(tmp_path / "list-bandit_heldout-val")["decision"] is None  # nothing judged there
 
 
@@ -71,4 +71,4 @@ def test_the_additions_rule_on_each_mixed_model(tmp_path, heldout_on, verdict):
          heldout_on)
     _run(tmp_path, "mixed2-bandit_reversed-val", "bandit_reversed", ["Tiger"] * 256, 256)
     summary = analyze.summarize(tmp_path)
-    assert summary["decision_wide"] == {"mixed": None, "mixed2": verdict} and summary["decision"] is None
+    assert summary["decision_wide"] == {"mixed": None, "mixed2": verdict, "mixed3": None} and summary["decision"] is None
