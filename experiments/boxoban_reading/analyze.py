@@ -16,44 +16,30 @@ import argparse
 import json
 import re
 import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ragen_eval.consistency.scoring import score_episode
+from ragen_eval.consistency.scoring import aggregate, positions_by_object, score_episode
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 PRESET = "boxoban"
 EVALUATION = re.compile(r"(?P<model>[SB])-step(?P<step>\d+)|random|oracle")
-MODELS = {"S": "2 x 128 (the default's shape)", "B": "4 x 256"}
+MODELS = ("S", "B")  # 2 x 128 (the default's shape) and 4 x 256, the plan's addition
 BATCH = 16  # demonstrations per step (run.sh's --batch-size)
 FINAL_STEP, EARLIER_STEP = 8000, 6000
 READS, FAILS, FLAT = 0.95, 0.90, 0.02  # the plan's thresholds
-
-
-def _accuracy(counts: Counter, key: str) -> dict[str, float | int | None]:
-    n = counts[key, True] + counts[key, False]
-    return {"n_claims": n, "claim_accuracy": counts[key, True] / n if n else None}
 
 
 def compact(evaluation: Path) -> dict[str, Any]:
     """The figures of one finished evaluation directory: ragen-eval's success and format errors, and its first
     turns' checkable position and relation claims (pooled and, for positions, by the object placed)."""
     group = json.loads((evaluation / "summary.json").read_text())["per_env"][PRESET]
-    counts: Counter[tuple[str, bool]] = Counter()
-    for record in read_jsonl(evaluation / "episodes.jsonl"):
-        for claim in score_episode(record)["turns"][0]["claims"]:
-            if claim["verdict"] is None:  # unverifiable claims count nowhere, as in the checker's own accuracy
-                continue
-            counts[claim["kind"], claim["verdict"]] += 1
-            if claim["kind"] == "position" and claim["canonical"].startswith("at("):
-                counts["at:" + claim["canonical"][3:].split(",")[0], claim["verdict"]] += 1
-    objects = sorted({key[3:] for key, _ in counts if key.startswith("at:")})
+    first = [score_episode(record)["turns"][0] for record in read_jsonl(evaluation / "episodes.jsonl")]
+    by_kind = aggregate(first)["by_kind"]
     return {"episodes": group["episodes"], "success_rate": group["success_rate"],
-            "format_error_rate": group["format_error_rate"],
-            "position": _accuracy(counts, "position"), "relation": _accuracy(counts, "relation"),
-            "position_by_object": {thing: _accuracy(counts, "at:" + thing) for thing in objects}}
+            "format_error_rate": group["format_error_rate"], "position": by_kind["position"],
+            "relation": by_kind["relation"], "position_by_object": positions_by_object(first)}
 
 
 def export(runs: Path, data: Path) -> list[str]:

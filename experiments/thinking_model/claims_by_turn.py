@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ragen_eval.consistency.scoring import aggregate, score_episode
+from ragen_eval.consistency.scoring import aggregate, positions_by_object, score_episode
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
@@ -36,21 +36,13 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
     protocol's coordinate base) compares with the true one, counted over the episodes."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
-    placed: Counter[tuple[str, bool]] = Counter()
     for record in read_jsonl(episodes):
         turns = score_episode(record)["turns"]
         for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
-        # checkable claims only, as the checker's own accuracy (``aggregate``) counts them
-        placed.update((claim["canonical"][3:].split(",")[0], claim["verdict"]) for claim in turns[0]["claims"]
-                      if claim["canonical"].startswith("at(") and claim["verdict"] is not None)
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    by_object = {}
-    for thing in sorted({thing for thing, _ in placed}):
-        n_claims = placed[thing, True] + placed[thing, False]
-        by_object[thing] = {"n_claims": n_claims, "claim_accuracy": placed[thing, True] / n_claims}
-    return by_turn, dict(cells), by_object
+    return by_turn, dict(cells), positions_by_object(groups["first"])
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:

@@ -161,3 +161,16 @@ def aggregate(scores: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "turns_with_plan": _ratio(len(planned), len(turns)),
         "by_kind": by_kind,
     }
+
+
+def positions_by_object(scores: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Checkable position claims (``at(OBJECT, r, c)``) per object they place (player, box, target, goal, ...), from
+    turn scores or episode scores: ``{object: {"n_claims", "claim_accuracy"}}``, objects sorted; which of a room's
+    objects a thought misreads, where ``aggregate``'s ``by_kind`` pools them."""
+    turns = [t for s in scores for t in (s["turns"] if "turns" in s else [s])]
+    verdicts: dict[str, list[bool]] = {}
+    for claim in (c for t in turns for c in t["claims"]):
+        if claim["canonical"].startswith("at(") and claim["verdict"] is not None:
+            verdicts.setdefault(claim["canonical"][3:].split(",")[0], []).append(claim["verdict"])
+    return {thing: {"n_claims": len(found), "claim_accuracy": _ratio(sum(found), len(found))}
+            for thing, found in sorted(verdicts.items())}

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragen_eval.consistency import aggregate, score_episode, score_turn
+from ragen_eval.consistency import aggregate, positions_by_object, score_episode, score_turn
 from ragen_eval.consistency.board import Board
 
 # Level s1 of the labelled set: player (3,4), box (2,2), target (4,2), walls on the border.
@@ -123,6 +123,22 @@ def test_aggregate_matches_hand_computed_figures():
     assert agg["by_kind"]["position"] == {"n_claims": 3, "claim_accuracy": pytest.approx(2 / 3)}
     assert aggregate([{"turns": scores[:2]}, {"turns": scores[2:]}]) == agg
     assert aggregate([])["claim_accuracy"] is None
+
+
+def test_positions_by_object_split_the_checkable_position_claims_by_what_they_place():
+    turns = [
+        {"state_before": S1, "think": "I am at (3,4). The box is at (1,1).", "answer": "Up"},  # player true, box false
+        {"state_before": S1, "think": "The target is at (4,2). The box is at (2,2).", "answer": "Up"},  # both true
+        {"state_before": S1, "think": "The target is directly below the box.", "answer": "Up"},  # a relation only
+    ]
+    scores = [score_turn(t, game="sokoban") for t in turns]
+    by_object = positions_by_object(scores)
+    assert by_object == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 1, "claim_accuracy": 1.0},
+                         "target": {"n_claims": 1, "claim_accuracy": 1.0}}
+    # the objects add up to aggregate's pooled position claims, and episode scores pool their turns the same way
+    assert sum(v["n_claims"] for v in by_object.values()) == aggregate(scores)["by_kind"]["position"]["n_claims"]
+    assert positions_by_object([{"turns": scores[:1]}, {"turns": scores[1:]}]) == by_object
+    assert positions_by_object([]) == {}
 
 
 @pytest.mark.parametrize("bad, message", [
