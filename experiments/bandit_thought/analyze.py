@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_envs.bandit.config import BanditConfig
+from ragen_envs.bandit.level import Arm, BanditLevel
 from ragen_envs.bandit.names import NAME_POOLS
 from ragen_envs.registration import get_preset
 from ragen_envs.splits import level_split
@@ -45,7 +46,9 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
         counts["episodes"] += 1
         if answer in {arm["name"] for arm in arms}:
             counts["on_arms"] += 1
-        elif answer in high_risk and level_split(f"bandit\nlow={low}\nhigh={answer}".encode()) == "train":
+        # the level the pair would make, keyed by the game itself (a key holds names and roles, not payoffs)
+        elif answer in high_risk and level_split(BanditLevel((Arm(low, 0.0, 1.0, True),
+                                                              Arm(answer, 0.0, 1.0, False))).level_key()) == "train":
             counts["training_partner"] += 1
     return {key: counts[key] for key in ("episodes", "on_arms", "training_partner")}
 

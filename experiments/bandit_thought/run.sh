@@ -4,8 +4,7 @@
 # demonstrations; by plan.md's additions, `mixed` (the judged name sets beside the wide one of
 # ../thinking_model/bandit_copy_probe.py), `mixed2` (twice the wide demonstrations, RAGEN's pair kept) and `mixed3`
 # (mixed's balance, RAGEN's pair kept); then each with random on the first 256 val levels of the three Bandit
-# presets. Resumable: rerun the same line; finished runs
-# and evaluations are skipped. MODELS picks the trained ones.
+# presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3"] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
@@ -17,21 +16,21 @@ PRESETS="bandit bandit_heldout bandit_reversed"
 COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0 --drop-long
   --log-every 200)
 ARGS=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 --demo-seed 903 "${COMMON[@]}")
+beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets with WIDE-ENV playing the wide set
+  python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
+    --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" "${COMMON[@]}"
+}
 copy_model "$OUT/start" default
 for model in $MODELS; do
   [ -f "$OUT/$model/model.safetensors" ] && continue
   case $model in
     list) ragen-train sft --model "$OUT/start" --out "$OUT/list" "${ARGS[@]}" ;;
     chosen) python "$HERE/probe.py" --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}" ;;
-    mixed) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed" \
-             --env bandit,bandit_heldout,bandit_reversed --env-config bandit:name_set=wide \
-             --episodes 8000,8000,8000 --demo-seed 904 "${COMMON[@]}" ;;
-    mixed2) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed2" \
-              --env bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed --env-config ragen/Bandit-v0:name_set=wide \
-              --episodes 1000,16000,8000,8000 --demo-seed 905 "${COMMON[@]}" ;;
-    mixed3) python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/mixed3" \
-              --env bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed --env-config ragen/Bandit-v0:name_set=wide \
-              --episodes 1000,8000,8000,8000 --demo-seed 906 "${COMMON[@]}" ;;
+    mixed) beside_wide mixed bandit bandit,bandit_heldout,bandit_reversed 8000,8000,8000 904 ;;
+    mixed2) beside_wide mixed2 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
+              1000,16000,8000,8000 905 ;;
+    mixed3) beside_wide mixed3 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
+              1000,8000,8000,8000 906 ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3)" >&2; exit 2 ;;
   esac
 done
