@@ -3,24 +3,29 @@
 # same without the arm list, through probe.py), each from the default model's weights on the same Bandit
 # demonstrations; by plan.md's additions, `mixed` (the judged name sets beside the wide one of
 # ../thinking_model/bandit_copy_probe.py), `mixed2` (twice the wide demonstrations, RAGEN's pair kept) and `mixed3`
-# (mixed's balance, RAGEN's pair kept); then each with random on the first 256 val levels of the three Bandit
+# (mixed's balance, RAGEN's pair kept); `words903`, `words907`, `words908` (`list`'s data from a copy of the start
+# whose tokenizer holds each arm name as one token, by words.py; three demo and training seeds) beside `list907` and
+# `list908` (`list` on the other two seeds); then each with random on the first 256 val levels of the three Bandit
 # presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
-# Usage: [MODELS="list chosen mixed mixed2 mixed3"] experiments/bandit_thought/run.sh [OUT]
+# Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
-MODELS=${MODELS:-list chosen mixed mixed2 mixed3}
+MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
-COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0 --drop-long
+COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --drop-long
   --log-every 200)
-ARGS=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 --demo-seed 903 "${COMMON[@]}")
+JUDGED=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 "${COMMON[@]}")
+ARGS=("${JUDGED[@]}" --demo-seed 903 --seed 0)
+declare -A SEED=([903]=0 [907]=1 [908]=2)  # demo seed -> training seed, for the replicates
 beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets with WIDE-ENV playing the wide set
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
-    --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" "${COMMON[@]}"
+    --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
 }
 copy_model "$OUT/start" default
+[ -d "$OUT/start-words" ] || python "$HERE/words.py" "$OUT/start" "$OUT/start-words"
 for model in $MODELS; do
   [ -f "$OUT/$model/model.safetensors" ] && continue
   case $model in
@@ -31,7 +36,12 @@ for model in $MODELS; do
               1000,16000,8000,8000 905 ;;
     mixed3) beside_wide mixed3 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
               1000,8000,8000,8000 906 ;;
-    *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3)" >&2; exit 2 ;;
+    list907|list908) ragen-train sft --model "$OUT/start" --out "$OUT/$model" "${JUDGED[@]}" \
+                       --demo-seed "${model#list}" --seed "${SEED[${model#list}]}" ;;
+    words903|words907|words908) ragen-train sft --model "$OUT/start-words" --out "$OUT/$model" "${JUDGED[@]}" \
+                                  --demo-seed "${model#words}" --seed "${SEED[${model#words}]}" ;;
+    *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
+            "words907, words908)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do
