@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The fourth attempt of the thinking-model plan (plan4.md beside this file): stage Q1 (reading: one-turn oracle
+# demonstrations with grounded thoughts, a count per preset) from B's step-4,000 weights (4 x 256,
+# experiments/boxoban_reading), the stop check on val (the first turn of 256 val levels of twelve presets), then
+# stage Q2 (whole episodes, the default protocol) from Q1. Resumable chunks of CHUNK steps with a copy of the weights
+# after each (experiments/sft_chunks.sh); rerun the same line to resume; a finished check run is skipped.
+# Usage: [STAGES="q1 check"] experiments/thinking_model/train4.sh [OUT] [START]   (STAGES=q2 once the check allows it)
+#   writes OUT-q1 and OUT-q2, and the check's runs under runs/thinking_model/eval-oneturn (name q1)
+set -euo pipefail
+OUT=${1:-runs/thinking_model/q}
+START=${2:-runs/boxoban_reading/B/snapshots/step_4000}
+STAGES=${STAGES:-q1 check}  # Q2 only by name: plan4.md's stop check comes first
+CHUNK=${CHUNK:-500}
+CHECK=${CHECK:-runs/thinking_model/eval-oneturn}
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1  # one thread: faster than a spinning pool on a shared CPU
+source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
+ENVS=simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed
+COMMON=(--env "$ENVS" --mode oracle --thought grounded --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20
+  --seed 0 --checkpoint-every 500 --log-every 100 --drop-long)
+for stage in $STAGES; do
+  case $stage in
+    q1) [ -f "$START/model.safetensors" ] || { echo "train4.sh: no start weights at $START" >&2; exit 2; }
+        chunked "$OUT-q1" --model "$START" "${COMMON[@]}" --demo-seed 910 --protocol max_turns=1 \
+          --episodes 8000,4000,32000,16000,8000,8000,8000,16000,4000,1000,8000,8000 ;;
+    check) for preset in ${ENVS//,/ }; do
+             [ -f "$CHECK/q1-$preset-val/summary.json" ] && continue
+             echo "$(date -u +%H:%M:%S) q1-$preset-val"
+             ragen-eval --model "$OUT-q1" --backend hf --env "$preset" --split val --seed-start 0 --episodes 256 \
+               --protocol max_turns=1 --out "$CHECK" --run-name "q1-$preset-val" --no-progress
+           done ;;
+    q2) [ -f "$OUT-q1/model.safetensors" ] || { echo "train4.sh: stage q1 has not finished" >&2; exit 2; }
+        chunked "$OUT-q2" --model "$OUT-q1" "${COMMON[@]}" --demo-seed 911 \
+          --episodes 32000,8000,12000,6000,2000,2000,32000,12000,6000,2000,3000,3000 ;;
+    *) echo "train4.sh: unknown stage $stage (q1, check, q2)" >&2; exit 2 ;;
+  esac
+done
