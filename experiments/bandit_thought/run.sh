@@ -5,13 +5,15 @@
 # ../thinking_model/bandit_copy_probe.py), `mixed2` (twice the wide demonstrations, RAGEN's pair kept) and `mixed3`
 # (mixed's balance, RAGEN's pair kept); `words903`, `words907`, `words908` (`list`'s data from a copy of the start
 # whose tokenizer holds each arm name as one token, by words.py; three demo and training seeds) beside `list907` and
-# `list908` (`list` on the other two seeds); then each with random on the first 256 val levels of the three Bandit
+# `list908` (`list` on the other two seeds); `small903/907/908` and `big903/907/908` (`list`'s data from random
+# weights at 2 x 128 and 4 x 256, the three seeds); then each with random on the first 256 val levels of the three Bandit
 # presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
-MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908}
+MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
+  big903 big907 big908}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
@@ -40,8 +42,12 @@ for model in $MODELS; do
                        --demo-seed "${model#list}" --seed "${SEED[${model#list}]}" ;;
     words903|words907|words908) ragen-train sft --model "$OUT/start-words" --out "$OUT/$model" "${JUDGED[@]}" \
                                   --demo-seed "${model#words}" --seed "${SEED[${model#words}]}" ;;
+    small903|small907|small908) ragen-train sft --model tiny --out "$OUT/$model" "${JUDGED[@]}" \
+                                  --demo-seed "${model#small}" --seed "${SEED[${model#small}]}" ;;
+    big903|big907|big908) ragen-train sft --model tiny --tiny-num-layers 4 --tiny-hidden-size 256 --out "$OUT/$model" \
+                            "${JUDGED[@]}" --demo-seed "${model#big}" --seed "${SEED[${model#big}]}" ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
-            "words907, words908)" >&2; exit 2 ;;
+            "words907, words908, small903, small907, small908, big903, big907, big908)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do
