@@ -5,7 +5,8 @@
 For each evaluation ``MODEL-PRESET-val`` under the directory (run.sh's names): success and format errors
 (ragen-eval's summary), answers naming one of the level's arms, and of the other answers those that name a
 training partner of the level's low-risk arm (the pair "low arm, answer" is a train-split level of the preset,
-by ``ragen_envs.splits``), with the plan's 98% rule on the held-out name sets. Writes summary.json beside this file.
+by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the held-out name sets and its addition's
+rule on the whole-token replicates. Writes summary.json beside this file.
 """
 
 from __future__ import annotations
@@ -26,31 +27,38 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list|chosen|mixed\d?)-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|words90[378])"
+                 r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
 WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside the wide name set
+# the whole-token addition's replicates, by demo seed: (model with whole-name tokens, `list` on the same data)
+REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908": ("words908", "list908")}
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
     """Counts over the first turns: episodes, answers naming one of the level's arms, and answers naming a
     training partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train
-    level beside it)."""
+    level beside it); ``pairs``: episodes and answers on the arms per pair ("low, high")."""
     high_risk = set(NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
     counts: Counter[str] = Counter()
+    pairs: dict[str, list[int]] = {}
     for record in read_jsonl(episodes):
         turn = record["turns"][0]
         arms = turn["state_before"]["arms"]
         answer = (turn.get("answer") or "").strip()
         low = next(arm["name"] for arm in arms if arm["low_risk"])
+        pair = pairs.setdefault(", ".join([low, *(arm["name"] for arm in arms if not arm["low_risk"])]), [0, 0])
+        pair[0] += 1
         counts["episodes"] += 1
         if answer in {arm["name"] for arm in arms}:
             counts["on_arms"] += 1
+            pair[1] += 1
         # the level the pair would make, keyed by the game itself (a key holds names and roles, not payoffs)
         elif answer in high_risk and level_split(BanditLevel((Arm(low, 0.0, 1.0, True),
                                                               Arm(answer, 0.0, 1.0, False))).level_key()) == "train":
             counts["training_partner"] += 1
-    return {key: counts[key] for key in ("episodes", "on_arms", "training_partner")}
+    return {**{key: counts[key] for key in ("episodes", "on_arms", "training_partner")}, "pairs": dict(sorted(pairs.items()))}
 
 
 def summarize(runs: Path) -> dict[str, Any]:
@@ -68,7 +76,7 @@ def summarize(runs: Path) -> dict[str, Any]:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
         return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
 
-    verdicts = {model: passes(model) for model in ("list", "chosen", *WIDE)}
+    verdicts = {model: passes(model) for model in ("list", "chosen", *WIDE, *(w for w, _ in REPLICATES.values()))}
     if verdicts["list"] is None or verdicts["chosen"] is None:
         rule = None
     elif verdicts["chosen"] and not verdicts["list"]:
@@ -81,7 +89,21 @@ def summarize(runs: Path) -> dict[str, Any]:
     wide = {model: None if verdicts[model] is None else (
         "a wide name set carries the answers onto the prompt's arms" if verdicts[model] else "reported as it is")
         for model in WIDE}
-    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_wide": wide}
+    return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_wide": wide,
+            "decision_words": words_rule(rows, verdicts)}
+
+
+def words_rule(rows: dict[str, dict[str, Any]], verdicts: dict[str, bool | None]) -> str | None:
+    """The whole-token addition's rule over its three replicates (None until all six models played both sets)."""
+    judged = [(rows.get(f"{words}-{preset}-val"), rows.get(f"{listed}-{preset}-val"))
+              for words, listed in REPLICATES.values() for preset in JUDGED]
+    if any(row is None for pair in judged for row in pair):
+        return None
+    if all(verdicts[words] for words, _ in REPLICATES.values()):
+        return "the split spelling breaks the Bandit format: keep the arm names whole in the tokenizer"
+    if all(words["on_arms"] > listed["on_arms"] for words, listed in judged):
+        return "the spelling is part of the cause"
+    return "not shown to matter: reported as it is"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -100,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     for row in summary["runs"].values():
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
-    print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"])
+    print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
+          "| whole tokens:", summary["decision_words"])
     return 0
 
 

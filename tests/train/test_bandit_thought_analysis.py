@@ -72,3 +72,26 @@ def test_the_additions_rule_on_each_mixed_model(tmp_path, heldout_on, verdict):
     _run(tmp_path, "mixed2-bandit_reversed-val", "bandit_reversed", ["Tiger"] * 256, 256)
     summary = analyze.summarize(tmp_path)
     assert summary["decision_wide"] == {"mixed": None, "mixed2": verdict, "mixed3": None} and summary["decision"] is None
+
+
+@pytest.mark.parametrize("words_on, list_on, verdict", [
+    ([251, 252, 256], [100, 100, 100], "the split spelling breaks the Bandit format: keep the arm names whole in the tokenizer"),
+    ([250, 120, 101], [100, 100, 100], "the spelling is part of the cause"),
+    ([250, 120, 100], [100, 100, 100], "not shown to matter: reported as it is"),  # a tie in one pair is not "more"
+    ([14, 30, 40], [21, 60, 90], "not shown to matter: reported as it is"),
+])
+def test_the_whole_token_rule_pairs_replicates_by_demo_seed(tmp_path, words_on, list_on, verdict):
+    for (words, listed), w_on, l_on in zip(analyze.REPLICATES.values(), words_on, list_on):
+        for preset in analyze.JUDGED:
+            for model, on in ((words, w_on), (listed, l_on)):
+                _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_words"] == verdict
+    assert summary["runs"]["words907-bandit_heldout-val"]["pairs"] == {"Owl, Tiger": [256, words_on[1]]}
+
+
+def test_the_whole_token_rule_waits_for_every_replicate(tmp_path):
+    for model in ("words903", "list", "words907", "list907", "words908"):
+        for preset in analyze.JUDGED:
+            _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * 256, 256)
+    assert analyze.summarize(tmp_path)["decision_words"] is None  # list908 has not played
