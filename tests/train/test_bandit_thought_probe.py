@@ -41,3 +41,28 @@ def test_a_probe_run_trains_on_thoughts_without_the_list_and_leaves_the_package_
     assert thought.startswith("<think>") and "The arms are" not in thought and "I choose" in thought
     monkeypatch.undo()
     assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].startswith("<think>The arms are ")
+
+
+words = load_script("experiments/bandit_thought/words.py")
+
+
+def test_the_whole_token_copy_spells_each_arm_name_one_way(tiny_model_dir, tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from ragen_envs.bandit.names import NAME_POOLS
+
+    out = tmp_path / "words"
+    assert words.main([str(tiny_model_dir), str(out)]) == 0
+    before, after = AutoTokenizer.from_pretrained(tiny_model_dir), AutoTokenizer.from_pretrained(out)
+    names = [n for pool in NAME_POOLS.values() for n in (*pool.low_risk, *pool.high_risk)]
+    assert len(after) == len(before) + len(names) == AutoModelForCausalLM.from_pretrained(out).config.vocab_size
+    for name in names:
+        (token,) = after.convert_ids_to_tokens(after(name)["input_ids"])
+        assert token == name  # one token, the same in the prompt's " Tiger" and the answer's "<answer>Tiger"
+        assert after.convert_ids_to_tokens(after(f"Arms: {name}.")["input_ids"])[-3:] == ["Ġ", name, "."]
+    # whole words only: a name inside a longer word keeps the old pieces, and other text is untouched
+    text = "Tigers nap beside the Oaken Bowl. Reward: 1.0"
+    assert after(text)["input_ids"] == before(text)["input_ids"]
+    assert after.decode(after(f"<answer>{names[0]}</answer>")["input_ids"]) == f"<answer>{names[0]}</answer>"
+    with pytest.raises(SystemExit):
+        words.main([str(tiny_model_dir), str(out)])  # an existing OUT is refused
