@@ -6,7 +6,8 @@ For each evaluation ``MODEL-PRESET-val`` under the directory (run.sh's names): s
 (ragen-eval's summary), answers naming one of the level's arms, and of the other answers those that name a
 training partner of the level's low-risk arm (the pair "low arm, answer" is a train-split level of the preset,
 by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the held-out name sets and its addition's
-rule on the whole-token replicates. Writes summary.json beside this file.
+rule on the whole-token replicates, and the rule on the random-weight replicates at two sizes. Writes summary.json
+beside this file.
 """
 
 from __future__ import annotations
@@ -27,13 +28,15 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|words90[378])"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
 WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside the wide name set
 # the whole-token addition's replicates, by demo seed: (model with whole-name tokens, `list` on the same data)
 REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908": ("words908", "list908")}
+# the random-weight addition's replicates, by seed: (4 x 256, 2 x 128)
+SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
@@ -76,7 +79,8 @@ def summarize(runs: Path) -> dict[str, Any]:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
         return None if None in judged else all(r["on_arms"] >= ON_ARMS * r["episodes"] for r in judged)
 
-    verdicts = {model: passes(model) for model in ("list", "chosen", *WIDE, *(w for w, _ in REPLICATES.values()))}
+    verdicts = {model: passes(model) for model in ("list", "chosen", *WIDE, *(w for w, _ in REPLICATES.values()),
+                                                   *(m for pair in SIZES.values() for m in pair))}
     if verdicts["list"] is None or verdicts["chosen"] is None:
         rule = None
     elif verdicts["chosen"] and not verdicts["list"]:
@@ -90,20 +94,28 @@ def summarize(runs: Path) -> dict[str, Any]:
         "a wide name set carries the answers onto the prompt's arms" if verdicts[model] else "reported as it is")
         for model in WIDE}
     return {"runs": rows, "on_arms_at_least_0.98": verdicts, "decision": rule, "decision_wide": wide,
-            "decision_words": words_rule(rows, verdicts)}
+            "decision_words": paired_rule(rows, verdicts, REPLICATES, (
+                "the split spelling breaks the Bandit format: keep the arm names whole in the tokenizer",
+                "the spelling is part of the cause", "not shown to matter: reported as it is")),
+            "decision_size": paired_rule(rows, verdicts, SIZES, (
+                "the 4 x 256 shape copies the held-out names from this data", "size helps",
+                "size is not shown to matter: reported as it is"))}
 
 
-def words_rule(rows: dict[str, dict[str, Any]], verdicts: dict[str, bool | None]) -> str | None:
-    """The whole-token addition's rule over its three replicates (None until all six models played both sets)."""
-    judged = [(rows.get(f"{words}-{preset}-val"), rows.get(f"{listed}-{preset}-val"))
-              for words, listed in REPLICATES.values() for preset in JUDGED]
+def paired_rule(rows: dict[str, dict[str, Any]], verdicts: dict[str, bool | None],
+                replicates: dict[str, tuple[str, str]], outcomes: tuple[str, str, str]) -> str | None:
+    """An addition's rule over its three replicates (treated, control) (None until all six played both sets):
+    ``outcomes[0]`` if every treated model passes the 98% bar on both judged sets, ``outcomes[1]`` if each
+    answers on the arms more often than its control on both, ``outcomes[2]`` otherwise."""
+    judged = [(rows.get(f"{treated}-{preset}-val"), rows.get(f"{control}-{preset}-val"))
+              for treated, control in replicates.values() for preset in JUDGED]
     if any(row is None for pair in judged for row in pair):
         return None
-    if all(verdicts[words] for words, _ in REPLICATES.values()):
-        return "the split spelling breaks the Bandit format: keep the arm names whole in the tokenizer"
-    if all(words["on_arms"] > listed["on_arms"] for words, listed in judged):
-        return "the spelling is part of the cause"
-    return "not shown to matter: reported as it is"
+    if all(verdicts[treated] for treated, _ in replicates.values()):
+        return outcomes[0]
+    if all(treated["on_arms"] > control["on_arms"] for treated, control in judged):
+        return outcomes[1]
+    return outcomes[2]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
-          "| whole tokens:", summary["decision_words"])
+          "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"])
     return 0
 
 

@@ -95,3 +95,17 @@ def test_the_whole_token_rule_waits_for_every_replicate(tmp_path):
         for preset in analyze.JUDGED:
             _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * 256, 256)
     assert analyze.summarize(tmp_path)["decision_words"] is None  # list908 has not played
+
+
+@pytest.mark.parametrize("big_on, small_on, verdict", [
+    ([251, 256, 253], [247, 250, 240], "the 4 x 256 shape copies the held-out names from this data"),
+    ([250, 249, 248], [247, 248, 240], "size helps"),
+    ([250, 249, 240], [247, 248, 240], "size is not shown to matter: reported as it is"),
+])
+def test_the_size_rule_pairs_each_big_model_with_the_small_one_of_its_seed(tmp_path, big_on, small_on, verdict):
+    for (big, small), b_on, s_on in zip(analyze.SIZES.values(), big_on, small_on):
+        for preset in analyze.JUDGED:
+            for model, on in ((big, b_on), (small, s_on)):
+                _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_size"] == verdict and summary["decision_words"] is None
