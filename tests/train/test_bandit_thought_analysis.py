@@ -74,6 +74,14 @@ def test_the_additions_rule_on_each_mixed_model(tmp_path, heldout_on, verdict):
     assert summary["decision_wide"] == {"mixed": None, "mixed2": verdict, "mixed3": None} and summary["decision"] is None
 
 
+def _replicates(root, replicates: dict[str, tuple[str, str]], treated_on: list[int], control_on: list[int]) -> None:
+    """Each (treated, control) pair of ``replicates`` on both judged sets, answering on the arms that often."""
+    for (treated, control), t_on, c_on in zip(replicates.values(), treated_on, control_on):
+        for preset in analyze.JUDGED:
+            for model, on in ((treated, t_on), (control, c_on)):
+                _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+
+
 @pytest.mark.parametrize("words_on, list_on, verdict", [
     ([251, 252, 256], [100, 100, 100], "the split spelling breaks the Bandit format: keep the arm names whole in the tokenizer"),
     ([250, 120, 101], [100, 100, 100], "the spelling is part of the cause"),
@@ -81,10 +89,7 @@ def test_the_additions_rule_on_each_mixed_model(tmp_path, heldout_on, verdict):
     ([14, 30, 40], [21, 60, 90], "not shown to matter: reported as it is"),
 ])
 def test_the_whole_token_rule_pairs_replicates_by_demo_seed(tmp_path, words_on, list_on, verdict):
-    for (words, listed), w_on, l_on in zip(analyze.REPLICATES.values(), words_on, list_on):
-        for preset in analyze.JUDGED:
-            for model, on in ((words, w_on), (listed, l_on)):
-                _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+    _replicates(tmp_path, analyze.REPLICATES, words_on, list_on)
     summary = analyze.summarize(tmp_path)
     assert summary["decision_words"] == verdict
     assert summary["runs"]["words907-bandit_heldout-val"]["pairs"] == {"Owl, Tiger": [256, words_on[1]]}
@@ -103,9 +108,6 @@ def test_the_whole_token_rule_waits_for_every_replicate(tmp_path):
     ([250, 249, 240], [247, 248, 240], "size is not shown to matter: reported as it is"),
 ])
 def test_the_size_rule_pairs_each_big_model_with_the_small_one_of_its_seed(tmp_path, big_on, small_on, verdict):
-    for (big, small), b_on, s_on in zip(analyze.SIZES.values(), big_on, small_on):
-        for preset in analyze.JUDGED:
-            for model, on in ((big, b_on), (small, s_on)):
-                _run(tmp_path, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+    _replicates(tmp_path, analyze.SIZES, big_on, small_on)
     summary = analyze.summarize(tmp_path)
     assert summary["decision_size"] == verdict and summary["decision_words"] is None
