@@ -20,32 +20,33 @@ PRESETS="bandit bandit_heldout bandit_reversed"
 COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --drop-long
   --log-every 200)
 JUDGED=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 "${COMMON[@]}")
-ARGS=("${JUDGED[@]}" --demo-seed 903 --seed 0)
 declare -A SEED=([903]=0 [907]=1 [908]=2)  # demo seed -> training seed, for the replicates
+ARGS=("${JUDGED[@]}" --demo-seed 903 --seed "${SEED[903]}")
+replicate() {  # MODEL DEMO-SEED START [ARGS...]: `list`'s data from START on DEMO-SEED and its training seed
+  local model=$1 seed=$2 start=$3
+  shift 3
+  ragen-train sft --model "$start" --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" --seed "${SEED[$seed]}" "$@"
+}
 beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets with WIDE-ENV playing the wide set
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
     --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
 }
 copy_model "$OUT/start" default
-[ -d "$OUT/start-words" ] || python "$HERE/words.py" "$OUT/start" "$OUT/start-words"
 for model in $MODELS; do
   [ -f "$OUT/$model/model.safetensors" ] && continue
   case $model in
-    list) ragen-train sft --model "$OUT/start" --out "$OUT/list" "${ARGS[@]}" ;;
+    list) replicate list 903 "$OUT/start" ;;
     chosen) python "$HERE/probe.py" --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}" ;;
     mixed) beside_wide mixed bandit bandit,bandit_heldout,bandit_reversed 8000,8000,8000 904 ;;
     mixed2) beside_wide mixed2 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
               1000,16000,8000,8000 905 ;;
     mixed3) beside_wide mixed3 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
               1000,8000,8000,8000 906 ;;
-    list907|list908) ragen-train sft --model "$OUT/start" --out "$OUT/$model" "${JUDGED[@]}" \
-                       --demo-seed "${model#list}" --seed "${SEED[${model#list}]}" ;;
-    words903|words907|words908) ragen-train sft --model "$OUT/start-words" --out "$OUT/$model" "${JUDGED[@]}" \
-                                  --demo-seed "${model#words}" --seed "${SEED[${model#words}]}" ;;
-    small903|small907|small908) ragen-train sft --model tiny --out "$OUT/$model" "${JUDGED[@]}" \
-                                  --demo-seed "${model#small}" --seed "${SEED[${model#small}]}" ;;
-    big903|big907|big908) ragen-train sft --model tiny --tiny-num-layers 4 --tiny-hidden-size 256 --out "$OUT/$model" \
-                            "${JUDGED[@]}" --demo-seed "${model#big}" --seed "${SEED[${model#big}]}" ;;
+    list907|list908) replicate "$model" "${model#list}" "$OUT/start" ;;
+    words903|words907|words908) [ -d "$OUT/start-words" ] || python "$HERE/words.py" "$OUT/start" "$OUT/start-words"
+                                replicate "$model" "${model#words}" "$OUT/start-words" ;;
+    small903|small907|small908) replicate "$model" "${model#small}" tiny ;;
+    big903|big907|big908) replicate "$model" "${model#big}" tiny --tiny-num-layers 4 --tiny-hidden-size 256 ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908)" >&2; exit 2 ;;
   esac
