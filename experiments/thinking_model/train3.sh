@@ -15,27 +15,20 @@ CHUNK=${CHUNK:-500}
 CHECK=${CHECK:-runs/thinking_model/eval-oneturn}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1  # one thread: faster than a spinning pool on a shared CPU
 source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
+source "$(dirname "$0")/oneturn_check.sh"  # oneturn_check MODEL NAME ENVS CHECK
 ENVS=simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed
 COMMON=(--env "$ENVS" --mode oracle --thought grounded --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20
   --seed 0 --checkpoint-every 500 --log-every 100 --drop-long)
-check() {  # MODEL NAME: the first turn of 256 val levels of each preset, under $CHECK as NAME-PRESET-val
-  for preset in ${ENVS//,/ }; do
-    [ -f "$CHECK/$2-$preset-val/summary.json" ] && continue
-    echo "$(date -u +%H:%M:%S) $2-$preset-val"
-    ragen-eval --model "$1" --backend hf --env "$preset" --split val --seed-start 0 --episodes 256 \
-      --protocol max_turns=1 --out "$CHECK" --run-name "$2-$preset-val" --no-progress
-  done
-}
 for stage in $STAGES; do
   case $stage in
     r) [ -f "$G1/model.safetensors" ] || { echo "train3.sh: no G1 weights at $G1" >&2; exit 2; }
        chunked "$OUT-r" --model "$G1" "${COMMON[@]}" --demo-seed 20 --protocol max_turns=1 \
          --episodes 4000,2000,48000,24000,32000,16000,4000,6000,2000,1000,24000,24000 ;;
-    check) check "$OUT-r" r ;;
+    check) oneturn_check "$OUT-r" r "$ENVS" "$CHECK" ;;
     r2) [ -f "$OUT-r/model.safetensors" ] || { echo "train3.sh: stage r has not finished" >&2; exit 2; }
         chunked "$OUT-r2" --model "$OUT-r" "${COMMON[@]}" --demo-seed 22 --protocol max_turns=1 \
           --episodes 2000,1000,12000,8000,40000,16000,2000,12000,1000,500,4000,4000 ;;
-    check2) check "$OUT-r2" r2 ;;
+    check2) oneturn_check "$OUT-r2" r2 "$ENVS" "$CHECK" ;;
     p) chunked "$OUT-p" --model "$OUT-r2" "${COMMON[@]}" --demo-seed 21 \
          --episodes 16000,8000,12000,6000,2000,2000,24000,12000,6000,2000,3000,3000 ;;
     *) echo "train3.sh: unknown stage $stage (r, check, r2, check2, p)" >&2; exit 2 ;;
