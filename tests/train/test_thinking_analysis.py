@@ -174,6 +174,12 @@ def test_the_stop_check_and_the_pick_among_candidates(tmp_path):
     assert _summary(tmp_path)["val"]["pick"] == "t1"
     _model(tmp_path, "p", "val", {p: _wins(35) for p in PRESETS})
     assert _summary(tmp_path)["val"]["pick"] == "p"
+    # plan4.md's stage Q2 comes after P: equal to it, P stays the pick; ahead of it, Q2 is
+    _model(tmp_path, "q2", "val", {p: _wins(35) for p in PRESETS})
+    assert sorted(_summary(tmp_path)["val"]["candidates"]) == ["p", "q2", "t1", "t2", "t3"]
+    assert _summary(tmp_path)["val"]["pick"] == "p"
+    _model(tmp_path, "q2", "val", {p: _wins(36) for p in PRESETS})
+    assert _summary(tmp_path)["val"]["pick"] == "q2"
 
 
 def test_a_test_that_passes_every_gate_ships(tmp_path):
