@@ -6,8 +6,8 @@ Scores every turn of a model's val evaluations (``NAME-PRESET-val``, written by 
 given; presets it has not finished are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
 for the first turn, the second, and the third and later; and, on the first turn, position accuracy by the object the
-claim places (player, box, target, ...) and how the cell the thought gives the player ("I am at (r, c)") compares
-with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
+claim places (player, box, target, ...), relation accuracy by the thing it places (target, goal, hole), and how the
+cell the thought gives the player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
 claims_by_turn-NAME.json.
 """
 
@@ -18,7 +18,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from ragen_eval.consistency.scoring import aggregate, positions_by_object, score_episode
+from ragen_eval.consistency.scoring import aggregate, positions_by_object, relations_by_subject, score_episode
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
@@ -29,7 +29,7 @@ KINDS = ("position", "relation", "prediction", "status")
 
 
 def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
-                                              dict[str, dict[str, float | int]]]:
+                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
     """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
     first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``); and how the
     player's cell the first turn's thought states (its ``at(player, ...)`` claim, in 0-based cells whatever the
@@ -42,7 +42,7 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
             groups[TURNS[min(index, 2)]].append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    return by_turn, dict(cells), positions_by_object(groups["first"])
+    return by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"])
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:
@@ -63,17 +63,20 @@ def main(argv: list[str] | None = None) -> int:
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
-    out = {"by_turn": {preset: turns for preset, (turns, _, _) in scored.items()},
-           "positions_first_turn_by_object": {preset: objects for preset, (_, _, objects) in scored.items()},
-           "player_first_turn": {preset: cells for preset, (_, cells, _) in scored.items()}}
+    out = {"by_turn": {preset: turns for preset, (turns, _, _, _) in scored.items()},
+           "positions_first_turn_by_object": {preset: objects for preset, (_, _, objects, _) in scored.items()},
+           "relations_first_turn_by_subject": {preset: things for preset, (_, _, _, things) in scored.items()},
+           "player_first_turn": {preset: cells for preset, (_, cells, _, _) in scored.items()}}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
                  for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
         objects = " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
                            for thing, figures in out["positions_first_turn_by_object"][preset].items())
-        print(preset, "|", " ".join(cells), "| first-turn positions:", objects, "| player, first turn:",
-              out["player_first_turn"][preset])
+        things = " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
+                          for thing, figures in out["relations_first_turn_by_subject"][preset].items())
+        print(preset, "|", " ".join(cells), "| first-turn positions:", objects, "| relations:", things,
+              "| player, first turn:", out["player_first_turn"][preset])
     return 0
 
 

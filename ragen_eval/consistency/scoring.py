@@ -167,10 +167,21 @@ def positions_by_object(scores: Sequence[Mapping[str, Any]]) -> dict[str, dict[s
     """Checkable position claims (``at(OBJECT, r, c)``) per object they place (player, box, target, goal, ...), from
     turn scores or episode scores: ``{object: {"n_claims", "claim_accuracy"}}``, objects sorted; which of a room's
     objects a thought misreads, where ``aggregate``'s ``by_kind`` pools them."""
+    return _by_subject(scores, "at(")
+
+
+def relations_by_subject(scores: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Checkable relation claims (``rel(SUBJECT, REFERENCE, ...)``) per subject they place (target, goal, hole, ...),
+    from turn scores or episode scores, in :func:`positions_by_object`'s form: which relations a thought gets wrong
+    ("the goal is below me" against "there is a hole to my left")."""
+    return _by_subject(scores, "rel(")
+
+
+def _by_subject(scores: Sequence[Mapping[str, Any]], form: str) -> dict[str, dict[str, Any]]:
     turns = [t for s in scores for t in (s["turns"] if "turns" in s else [s])]
     verdicts: dict[str, list[bool]] = {}
     for claim in (c for t in turns for c in t["claims"]):
-        if claim["canonical"].startswith("at(") and claim["verdict"] is not None:
-            verdicts.setdefault(claim["canonical"][3:].split(",")[0], []).append(claim["verdict"])
+        if claim["canonical"].startswith(form) and claim["verdict"] is not None:
+            verdicts.setdefault(claim["canonical"][len(form):].split(",")[0], []).append(claim["verdict"])
     return {thing: {"n_claims": len(found), "claim_accuracy": _ratio(sum(found), len(found))}
             for thing, found in sorted(verdicts.items())}

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragen_eval.consistency import aggregate, positions_by_object, score_episode, score_turn
+from ragen_eval.consistency import aggregate, positions_by_object, relations_by_subject, score_episode, score_turn
 from ragen_eval.consistency.board import Board
 
 # Level s1 of the labelled set: player (3,4), box (2,2), target (4,2), walls on the border.
@@ -139,6 +139,13 @@ def test_positions_by_object_split_the_checkable_position_claims_by_what_they_pl
     assert sum(v["n_claims"] for v in by_object.values()) == aggregate(scores)["by_kind"]["position"]["n_claims"]
     assert positions_by_object([{"turns": scores[:1]}, {"turns": scores[1:]}]) == by_object
     assert positions_by_object([]) == {}
+    # relations split the same way, by the thing they place: here one target relation, true in S1
+    assert relations_by_subject(scores) == {"target": {"n_claims": 1, "claim_accuracy": 1.0}}
+    assert relations_by_subject([]) == {}
+    lake = score_turn({"state_before": LAKE, "think": "The goal is down and to the right of me. There is a hole to my "
+                       "right. There is a hole below me.", "answer": "Down"}, game="frozenlake")
+    assert relations_by_subject([lake]) == {"goal": {"n_claims": 1, "claim_accuracy": 1.0},
+                                            "hole": {"n_claims": 2, "claim_accuracy": 0.0}}
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -68,13 +68,15 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
                 "turns": [{"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}]}
 
     path = tmp_path / "episodes.jsonl"
-    rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3).", [2, 4]),
+    rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3). The target is down and to the right of the box.",
+                                 [2, 4]),
                          episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
                          episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
                          episode("I am at (6, 1).", [6, 2])])
-    by_turn, cells, by_object = claims_by_turn.score_evaluation(path)
+    by_turn, cells, by_object, by_subject = claims_by_turn.score_evaluation(path)
     assert cells == {"right": 1, "right row, wrong column": 2, "right column, wrong row": 1, "both wrong": 1,
                      "no claim": 1}
     # the same pass scores the claims: five player cells and one box cell, two of them true
     assert by_turn["first"]["position"] == {"n_claims": 6, "claim_accuracy": 2 / 6}
     assert by_object == {"box": {"n_claims": 1, "claim_accuracy": 1.0}, "player": {"n_claims": 5, "claim_accuracy": 0.2}}
+    assert by_subject == {"target": {"n_claims": 1, "claim_accuracy": 1.0}}  # (5, 5) from the box at (3, 3)
