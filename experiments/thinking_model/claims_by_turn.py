@@ -7,8 +7,8 @@ given; presets it has not finished are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
 for the first turn, the second, and the third and later; and, on the first turn, position accuracy by the object the
 claim places (player, box, target, ...), relation accuracy by the thing it places (target, goal, hole), and how the
-cell the thought gives the player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside this file (NAME ``t1``) or
-claims_by_turn-NAME.json.
+cell the thought gives the player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside
+this file (NAME ``t1``) or claims_by_turn-NAME.json.
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ KINDS = ("position", "relation", "prediction", "status")
 def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
                                               dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
     """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
-    first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``); and how the
-    player's cell the first turn's thought states (its ``at(player, ...)`` claim, in 0-based cells whatever the
-    protocol's coordinate base) compares with the true one, counted over the episodes."""
+    first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``), the relation
+    claims' by the thing they place (``rel(THING, ...)``); and how the player's cell the first turn's thought states
+    (its ``at(player, ...)`` claim, in 0-based cells whatever the protocol's coordinate base) compares with the true
+    one, counted over the episodes."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
     for record in read_jsonl(episodes):
