@@ -26,6 +26,9 @@ PRESETS = ("simple_sokoban", "simple_sokoban_hard", "larger_sokoban", "larger_so
            "boxoban_hard", "frozenlake", "frozenlake_8x8", "frozenlake_det")
 TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")
+#: The written JSON's keys, in order, and where each sits in what ``score_evaluation`` returns.
+OUTPUT = {"by_turn": 0, "positions_first_turn_by_object": 2, "relations_first_turn_by_subject": 3,
+          "player_first_turn": 1}
 
 
 def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
@@ -57,6 +60,12 @@ def _compare(scored_turn: dict, true: list[int]) -> str:
             else "both wrong")
 
 
+def _listed(by_thing: dict[str, dict[str, float | int]]) -> str:
+    """``thing accuracy (claims)`` for each thing of a ``positions_by_object`` / ``relations_by_subject`` split."""
+    return " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
+                    for thing, figures in by_thing.items())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Score the evaluations under the given directory and write claims_by_turn.json."""
     args = argv if argv is not None else sys.argv[1:]
@@ -64,20 +73,15 @@ def main(argv: list[str] | None = None) -> int:
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
-    out = {"by_turn": {preset: turns for preset, (turns, _, _, _) in scored.items()},
-           "positions_first_turn_by_object": {preset: objects for preset, (_, _, objects, _) in scored.items()},
-           "relations_first_turn_by_subject": {preset: things for preset, (_, _, _, things) in scored.items()},
-           "player_first_turn": {preset: cells for preset, (_, cells, _, _) in scored.items()}}
+    out = {key: {preset: result[index] for preset, result in scored.items()} for key, index in OUTPUT.items()}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
                  for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
-        objects = " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
-                           for thing, figures in out["positions_first_turn_by_object"][preset].items())
-        things = " ".join(f"{thing} {figures['claim_accuracy']:.3f} ({figures['n_claims']})"
-                          for thing, figures in out["relations_first_turn_by_subject"][preset].items())
-        print(preset, "|", " ".join(cells), "| first-turn positions:", objects, "| relations:", things,
-              "| player, first turn:", out["player_first_turn"][preset])
+        print(preset, "|", " ".join(cells), "| first-turn positions:",
+              _listed(out["positions_first_turn_by_object"][preset]), "| relations:",
+              _listed(out["relations_first_turn_by_subject"][preset]), "| player, first turn:",
+              out["player_first_turn"][preset])
     return 0
 
 

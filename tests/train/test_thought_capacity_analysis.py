@@ -68,8 +68,8 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
                 "turns": [{"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}]}
 
     path = tmp_path / "episodes.jsonl"
-    rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3). The target is down and to the right of the box.",
-                                 [2, 4]),
+    rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3). The target is down and to the right of the "
+                                 "box.", [2, 4]),
                          episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
                          episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
                          episode("I am at (6, 1).", [6, 2])])
