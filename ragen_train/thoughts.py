@@ -5,8 +5,8 @@ push), and what this turn's moves will do (left out with ``outcome=False``), in 
 (``at``, ``rel``, ``after`` and the Bandit ``risk``/``reward`` forms of docs/consistency.md). Every
 claim is computed from the true state before the turn, so a model trained on these demonstrations
 sees thoughts that match the board. Predictions are stated only when the outcome is certain
-(Sokoban, a lake without slipping); on a slippery lake the thought names the holes next to the
-player instead, which is what the move avoids.
+(Sokoban, a lake without slipping). A lake thought does not name the holes beside the player: tiny
+models trained on such sentences stated them falsely (experiments/thinking_model/plan5.md).
 """
 
 from __future__ import annotations
@@ -23,8 +23,6 @@ CellText = Callable[[Sequence[int]], str]
 _LOOSE = {(-1, 0): "above", (1, 0): "below", (0, -1): "left of", (0, 1): "right of",
           (-1, -1): "up and to the left of", (-1, 1): "up and to the right of",
           (1, -1): "down and to the left of", (1, 1): "down and to the right of"}
-# a neighbouring cell in each move direction, named from the player's side ("a hole to my left")
-_NEXT_TO_ME = (((0, -1), "to my left"), ((0, 1), "to my right"), ((-1, 0), "above me"), ((1, 0), "below me"))
 
 
 _COUNTS = ("No", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
@@ -112,10 +110,7 @@ def _sokoban_outcome(board: Board, actions: Sequence[str], at: CellText) -> list
 
 def _lake(board: Board, at: CellText) -> list[str]:
     me, goal = board.player, next(iter(board.cells_of("goal")))
-    out = [f"I am at {at(me)} and the goal is at {at(goal)}.", f"The goal is {_where(goal, me, 'me')}."]
-    holes = board.cells_of("hole")
-    out += [f"There is a hole {side}." for (dr, dc), side in _NEXT_TO_ME if (me[0] + dr, me[1] + dc) in holes]
-    return out
+    return [f"I am at {at(me)} and the goal is at {at(goal)}.", f"The goal is {_where(goal, me, 'me')}."]
 
 
 def _lake_outcome(board: Board, actions: Sequence[str], at: CellText) -> list[str]:

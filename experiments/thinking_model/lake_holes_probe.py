@@ -3,10 +3,12 @@
     python experiments/thinking_model/lake_holes_probe.py sft ARGS...   # ragen-train sft ARGS, holes listed
 
 Runs ``ragen-train`` with the grounded lake thought extended by one sentence after the player and the goal, "The
-holes are at (r, c), ...", every hole of the board in row order. The rest of the thought is the package's, so "There
-is a hole to my left" follows from cells the thought has already listed, as a Sokoban relation follows from the box
-and target it lists. The change lives only in this process (``ragen_train.thoughts._lake`` is rebound); the package's
-templates stay as they are. Plan: plan4.md, "Addition: a lake-thought probe"; figures: results.md.
+holes are at (r, c), ...", every hole of the board in row order. The rest of the thought is the package's. When the
+probe ran (plan4.md, "Addition: a lake-thought probe"; figures: results.md) the package's lake thought went on to name
+the holes beside the player ("There is a hole to my left"), so those sentences followed from cells already listed, as
+a Sokoban relation follows from the box and target it lists; since plan5.md it names none, so a rerun lists the holes
+without them. The change lives only in this process (``ragen_train.thoughts._lake`` is rebound); the package's
+templates stay as they are.
 """
 
 from __future__ import annotations

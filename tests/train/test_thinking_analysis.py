@@ -180,6 +180,12 @@ def test_the_stop_check_and_the_pick_among_candidates(tmp_path):
     assert _summary(tmp_path)["val"]["pick"] == "p"
     _model(tmp_path, "q2", "val", {p: _wins(36) for p in PRESETS})
     assert _summary(tmp_path)["val"]["pick"] == "q2"
+    # plan5.md's stage S comes after Q2, the same way; a chunk copy ("step...") is never a candidate
+    _model(tmp_path, "s", "val", {p: _wins(36) for p in PRESETS})
+    assert sorted(_summary(tmp_path)["val"]["candidates"]) == ["p", "q2", "s", "t1", "t2", "t3"]
+    assert _summary(tmp_path)["val"]["pick"] == "q2"
+    _model(tmp_path, "s", "val", {p: _wins(37) for p in PRESETS})
+    assert _summary(tmp_path)["val"]["pick"] == "s"
 
 
 def test_a_test_that_passes_every_gate_ships(tmp_path):
