@@ -15,9 +15,7 @@ CHECK=${CHECK:-runs/thinking_model/eval-oneturn}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1  # one thread: faster than a spinning pool on a shared CPU
 source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
 source "$(dirname "$0")/oneturn_check.sh"  # oneturn_check MODEL NAME ENVS CHECK
-ENVS=simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed
-COMMON=(--env "$ENVS" --mode oracle --thought grounded --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20
-  --seed 0 --checkpoint-every 500 --log-every 100 --drop-long)
+source "$(dirname "$0")/play_stage.sh"  # ENVS, COMMON, PLAY (Q2's demo seed and counts)
 for stage in $STAGES; do
   case $stage in
     q1) [ -f "$START/model.safetensors" ] || { echo "train4.sh: no start weights at $START" >&2; exit 2; }
@@ -25,8 +23,7 @@ for stage in $STAGES; do
           --episodes 8000,4000,32000,16000,8000,8000,8000,16000,4000,1000,8000,8000 ;;
     check) oneturn_check "$OUT-q1" q1 "$ENVS" "$CHECK" ;;
     q2) [ -f "$OUT-q1/model.safetensors" ] || { echo "train4.sh: stage q1 has not finished" >&2; exit 2; }
-        chunked "$OUT-q2" --model "$OUT-q1" "${COMMON[@]}" --demo-seed 911 \
-          --episodes 32000,8000,12000,6000,2000,2000,32000,12000,6000,2000,3000,3000 ;;
+        chunked "$OUT-q2" --model "$OUT-q1" "${COMMON[@]}" "${PLAY[@]}" ;;
     *) echo "train4.sh: unknown stage $stage (q1, check, q2)" >&2; exit 2 ;;
   esac
 done

@@ -10,9 +10,6 @@ START=${2:-runs/thinking_model/q-q1}
 CHUNK=${CHUNK:-100}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} HF_HUB_OFFLINE=1  # two threads: plan4.md's timing addition
 source "$(dirname "$0")/../sft_chunks.sh"  # chunked DIR ARGS...
+source "$(dirname "$0")/play_stage.sh"  # COMMON, PLAY: Q2's settings, demo seed and counts
 [ -f "$START/model.safetensors" ] || { echo "train5.sh: no start weights at $START" >&2; exit 2; }
-chunked "$OUT-s" --model "$START" \
-  --env simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed \
-  --mode oracle --thought grounded --epochs 1 --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 \
-  --checkpoint-every 500 --log-every 100 --drop-long --demo-seed 911 \
-  --episodes 32000,8000,12000,6000,2000,2000,32000,12000,6000,2000,3000,3000
+chunked "$OUT-s" --model "$START" "${COMMON[@]}" "${PLAY[@]}"
