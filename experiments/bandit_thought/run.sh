@@ -6,21 +6,23 @@
 # (mixed's balance, RAGEN's pair kept); `words903`, `words907`, `words908` (`list`'s data from a copy of the start
 # whose tokenizer holds each arm name as one token, by words.py; three demo and training seeds) beside `list907` and
 # `list908` (`list` on the other two seeds); `small903/907/908` and `big903/907/908` (`list`'s data from random
-# weights at 2 x 128 and 4 x 256, the three seeds); then each with random on the first 256 val levels of the three Bandit
-# presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
+# weights at 2 x 128 and 4 x 256, the three seeds); `judged913/914` and `crossed913/914` (a short Bandit stage from the
+# thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
+# `q1` is Q1 untrained); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
-  big903 big907 big908}
+  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914}
+Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
 COMMON=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --drop-long
   --log-every 200)
 JUDGED=(--env bandit,bandit_heldout,bandit_reversed --episodes 1000,8000,8000 "${COMMON[@]}")
-declare -A SEED=([903]=0 [907]=1 [908]=2)  # demo seed -> training seed, for the replicates
+declare -A SEED=([903]=0 [907]=1 [908]=2 [913]=0 [914]=1)  # demo seed -> training seed, for the replicates
 ARGS=("${JUDGED[@]}" --demo-seed 903 --seed "${SEED[903]}")
 replicate() {  # MODEL DEMO-SEED START [ARGS...]: `list`'s data from START on DEMO-SEED and its training seed
   local model=$1 seed=$2 start=$3
@@ -30,6 +32,20 @@ replicate() {  # MODEL DEMO-SEED START [ARGS...]: `list`'s data from START on DE
 beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets with WIDE-ENV playing the wide set
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
     --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
+}
+# A short Bandit stage from Q1 (plan.md's crossed-pairs addition): MODEL DEMO-SEED [--crossed]
+POLISH=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-4 --warmup-steps 20 --drop-long
+  --log-every 100)
+from_q1() {
+  local model=$1 seed=$2
+  if [ "${3:-}" = --crossed ]; then
+    python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$Q1" --out "$OUT/$model" \
+      --env bandit,bandit_heldout,bandit_reversed,ragen/Bandit-v0 --env-config ragen/Bandit-v0:name_set=crossed \
+      --episodes 500,1000,1000,2000 --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
+  else
+    ragen-train sft --model "$Q1" --out "$OUT/$model" --env bandit,bandit_heldout,bandit_reversed \
+      --episodes 500,2000,2000 --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
+  fi
 }
 copy_model "$OUT/start" default
 for model in $MODELS; do
@@ -47,14 +63,24 @@ for model in $MODELS; do
                                 replicate "$model" "${model#words}" "$OUT/start-words" ;;
     small903|small907|small908) replicate "$model" "${model#small}" tiny ;;
     big903|big907|big908) replicate "$model" "${model#big}" tiny --tiny-num-layers 4 --tiny-hidden-size 256 ;;
+    q1) ;;
+    judged913|judged914) from_q1 "$model" "${model#judged}" ;;
+    crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
-            "words907, words908, small903, small907, small908, big903, big907, big908)" >&2; exit 2 ;;
+            "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
+            "crossed913, crossed914)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do
+  # crossed levels: train pairs only, none a judged val/test pair (checked before any look)
+  [[ $model == crossed* ]] && python "$HERE/../thinking_model/bandit_copy_probe.py" check "$OUT/$model" 3
   for preset in $PRESETS; do
     [ -f "$OUT/eval/$model-$preset-val/summary.json" ] && continue
-    if [ "$model" = random ]; then backend=(); path=random; else backend=(--backend hf); path="$OUT/$model"; fi
+    case $model in
+      random) backend=(); path=random ;;
+      q1) backend=(--backend hf); path=$Q1 ;;
+      *) backend=(--backend hf); path="$OUT/$model" ;;
+    esac
     ragen-eval --model "$path" "${backend[@]}" --env "$preset" --split val --seed-start 0 --episodes 256 \
       --out "$OUT/eval" --run-name "$model-$preset-val" --no-progress
   done

@@ -78,3 +78,34 @@ def test_finding_the_readers_touches_no_lazy_module_and_skips_empty_entries(monk
     probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
     readers = probe.pool_readers()
     assert lazy not in readers and bandit_package.names in readers
+
+
+
+
+def test_the_crossed_check_refuses_a_judged_val_pair_and_any_non_train_level(tmp_path, monkeypatch):
+    from ragen_envs.splits import LevelSplitter, split_seeds
+    probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
+    # The judged val pairs, read off bandit_heldout's own val levels (not from the probe's key list)
+    heldout = LevelSplitter("bandit_heldout")
+    judged_val = {heldout.level_key(seed) for seed in split_seeds("val", 64, env="bandit_heldout")}
+    assert b"bandit\nlow=Owl\nhigh=Tiger" in judged_val
+    for module in probe.pool_readers():  # check_crossed plays the crossed set from the rebound pools
+        monkeypatch.setattr(module, "NAME_POOLS", {**module.NAME_POOLS, "crossed": probe.CROSSED})
+    crossed = LevelSplitter("ragen/Bandit-v0", {"name_set": "crossed"})
+    seeds: dict[str, int] = {}
+    for seed in range(20_000):  # train seed range
+        key = crossed.level_key(seed)
+        if key in judged_val:
+            seeds.setdefault("judged val", seed)
+        elif key.startswith(b"bandit\nlow=Phoenix\n"):  # RAGEN's calm arm: in no judged pair
+            seeds.setdefault("train" if crossed.belongs("train", seed) else "other", seed)
+    assert set(seeds) == {"judged val", "train", "other"}
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "level_seeds.json").write_text(json.dumps([[seeds["judged val"]], [seeds["train"]] * 3]))
+    assert probe.check_crossed(run, 1) == 3
+    for bad in ("judged val", "other"):
+        (run / "level_seeds.json").write_text(json.dumps([[0], [seeds["train"], seeds[bad]]]))
+        with pytest.raises(SystemExit, match="not a crossed train pair"):
+            probe.check_crossed(run, 1)
+    assert probe.main(["check", str(run)]) == 2  # DIR and SET both needed
