@@ -6,8 +6,8 @@ For each evaluation ``MODEL-PRESET-val`` under the directory (run.sh's names): s
 (ragen-eval's summary), answers naming one of the level's arms, and of the other answers those that name a
 training partner of the level's low-risk arm (the pair "low arm, answer" is a train-split level of the preset,
 by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the held-out name sets and its addition's
-rule on the whole-token replicates, and the rule on the random-weight replicates at two sizes. Writes summary.json
-beside this file.
+rule on the whole-token replicates, the rule on the random-weight replicates at two sizes, and the crossed-pairs
+addition's rule on the short Bandit stages from the thinking model's Q1. Writes summary.json beside this file.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378])"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]|q1|(?:judged|crossed)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
@@ -37,6 +37,9 @@ WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside th
 REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908": ("words908", "list908")}
 # the random-weight addition's replicates, by seed: (4 x 256, 2 x 128)
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
+# the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
+STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914")}
+GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
@@ -99,7 +102,25 @@ def summarize(runs: Path) -> dict[str, Any]:
                 "the spelling is part of the cause", "not shown to matter: reported as it is")),
             "decision_size": paired_rule(rows, verdicts, SIZES, (
                 "the 4 x 256 shape copies the held-out names from this data", "size helps",
-                "size is not shown to matter: reported as it is"))}
+                "size is not shown to matter: reported as it is")),
+            "decision_crossed": crossed_rule(rows)}
+
+
+def crossed_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The crossed-pairs addition's rule (None until its four models played the three presets): crossed pairs are
+    the lever if both `crossed` models are under gate 2's 2% format errors on bandit, bandit_heldout and
+    bandit_reversed and both `judged` ones are not; a short stage is enough if all four are; otherwise neither."""
+    under = {}
+    for model in (*STAGES["judged"], *STAGES["crossed"]):
+        played = [rows.get(f"{model}-{preset}-val") for preset in ("bandit", *JUDGED)]
+        if None in played:
+            return None
+        under[model] = all(row["format_error_rate"] < GATE_2 for row in played)
+    if all(under.values()):
+        return "a short Bandit stage is enough: crossed pairs are not needed"
+    if all(under[m] for m in STAGES["crossed"]) and not any(under[m] for m in STAGES["judged"]):
+        return "crossed pairs are the Bandit lever"
+    return "neither is shown to close gate 2: reported as it is"
 
 
 def paired_rule(rows: dict[str, dict[str, Any]], verdicts: dict[str, bool | None],
@@ -135,7 +156,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
-          "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"])
+          "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
+          "| crossed pairs:", summary["decision_crossed"])
     return 0
 
 

@@ -111,3 +111,32 @@ def test_the_size_rule_pairs_each_big_model_with_the_small_one_of_its_seed(tmp_p
     _replicates(tmp_path, analyze.SIZES, big_on, small_on)
     summary = analyze.summarize(tmp_path)
     assert summary["decision_size"] == verdict and summary["decision_words"] is None
+
+
+def _stage_runs(root, errors: dict[str, float]) -> None:
+    """Each short Bandit stage on the three presets, ``errors[model]`` of 256 turns off the arms on every preset."""
+    for model, rate in errors.items():
+        off = round(rate * 256)
+        for preset in ("bandit", *analyze.JUDGED):
+            _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * (256 - off) + ["Shark"] * off, 256 - off)
+
+
+@pytest.mark.parametrize("judged, crossed, verdict", [
+    ((0.07, 0.01), (0.0, 0.015), "neither is shown to close gate 2: reported as it is"),  # one judged model passes
+    ((0.07, 0.12), (0.0, 0.015), "crossed pairs are the Bandit lever"),
+    ((0.01, 0.015), (0.0, 0.019), "a short Bandit stage is enough: crossed pairs are not needed"),
+    ((0.07, 0.12), (0.0, 0.0625), "neither is shown to close gate 2: reported as it is"),
+])
+def test_the_crossed_rule_judges_both_replicates_against_gate_2(tmp_path, judged, crossed, verdict):
+    _stage_runs(tmp_path, {"judged913": judged[0], "judged914": judged[1],
+                           "crossed913": crossed[0], "crossed914": crossed[1]})
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_crossed"] == verdict and summary["decision_size"] is None
+
+
+def test_the_crossed_rule_waits_for_every_model_and_preset(tmp_path):
+    _stage_runs(tmp_path, {"judged913": 0.0, "judged914": 0.0, "crossed913": 0.0, "crossed914": 0.0})
+    (tmp_path / "crossed914-bandit-val" / "summary.json").unlink()
+    _run(tmp_path, "q1-bandit_heldout-val", "bandit_heldout", ["Tiger"] * 256, 256)  # the start is read, not judged
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_crossed"] is None and "q1-bandit_heldout-val" in summary["runs"]
