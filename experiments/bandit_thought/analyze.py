@@ -28,7 +28,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]|q1|(?:judged|crossed)91[34])"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]|q1|(?:judged|crossed|both)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
@@ -38,7 +38,7 @@ REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908"
 # the random-weight addition's replicates, by seed: (4 x 256, 2 x 128)
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
-STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914")}
+STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914")}
 GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
 
 
@@ -103,19 +103,32 @@ def summarize(runs: Path) -> dict[str, Any]:
             "decision_size": paired_rule(rows, verdicts, SIZES, (
                 "the 4 x 256 shape copies the held-out names from this data", "size helps",
                 "size is not shown to matter: reported as it is")),
-            "decision_crossed": crossed_rule(rows)}
+            "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows)}
+
+
+def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
+    """Whether ``model`` has format errors under gate 2's 2% on bandit, bandit_heldout and bandit_reversed (None
+    until it played all three)."""
+    played = [rows.get(f"{model}-{preset}-val") for preset in ("bandit", *JUDGED)]
+    return None if None in played else all(row["format_error_rate"] < GATE_2 for row in played)
+
+
+def both_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The addition with the judged counts and the crossed pairs together (None until both models played)."""
+    under = [under_gate_2(rows, model) for model in STAGES["both"]]
+    if None in under:
+        return None
+    return ("adding crossed pairs to the judged ones is the Bandit lever" if all(under)
+            else "reported as it is")
 
 
 def crossed_rule(rows: dict[str, dict[str, Any]]) -> str | None:
     """The crossed-pairs addition's rule (None until its four models played the three presets): crossed pairs are
     the lever if both `crossed` models are under gate 2's 2% format errors on bandit, bandit_heldout and
     bandit_reversed and both `judged` ones are not; a short stage is enough if all four are; otherwise neither."""
-    under = {}
-    for model in (*STAGES["judged"], *STAGES["crossed"]):
-        played = [rows.get(f"{model}-{preset}-val") for preset in ("bandit", *JUDGED)]
-        if None in played:
-            return None
-        under[model] = all(row["format_error_rate"] < GATE_2 for row in played)
+    under = {model: under_gate_2(rows, model) for model in (*STAGES["judged"], *STAGES["crossed"])}
+    if None in under.values():
+        return None
     if all(under.values()):
         return "a short Bandit stage is enough: crossed pairs are not needed"
     if all(under[m] for m in STAGES["crossed"]) and not any(under[m] for m in STAGES["judged"]):
@@ -157,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
-          "| crossed pairs:", summary["decision_crossed"])
+          "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"])
     return 0
 
 

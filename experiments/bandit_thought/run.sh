@@ -8,13 +8,14 @@
 # `list908` (`list` on the other two seeds); `small903/907/908` and `big903/907/908` (`list`'s data from random
 # weights at 2 x 128 and 4 x 256, the three seeds); `judged913/914` and `crossed913/914` (a short Bandit stage from the
 # thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
-# `q1` is Q1 untrained); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
+# `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
+# three grid presets); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
-  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914}
+  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
@@ -33,7 +34,7 @@ beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets 
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
     --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
 }
-# A short Bandit stage from Q1 (plan.md's crossed-pairs addition): MODEL DEMO-SEED [--crossed]
+# A short Bandit stage from Q1 (plan.md's crossed-pairs additions): MODEL DEMO-SEED [--crossed EPISODES]
 POLISH=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-4 --warmup-steps 20 --drop-long
   --log-every 100)
 from_q1() {
@@ -41,7 +42,7 @@ from_q1() {
   if [ "${3:-}" = --crossed ]; then
     python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$Q1" --out "$OUT/$model" \
       --env bandit,bandit_heldout,bandit_reversed,ragen/Bandit-v0 --env-config ragen/Bandit-v0:name_set=crossed \
-      --episodes 500,1000,1000,2000 --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
+      --episodes "$4" --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
   else
     ragen-train sft --model "$Q1" --out "$OUT/$model" --env bandit,bandit_heldout,bandit_reversed \
       --episodes 500,2000,2000 --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
@@ -65,15 +66,17 @@ for model in $MODELS; do
     big903|big907|big908) replicate "$model" "${model#big}" tiny --tiny-num-layers 4 --tiny-hidden-size 256 ;;
     q1) ;;
     judged913|judged914) from_q1 "$model" "${model#judged}" ;;
-    crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed ;;
+    crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed 500,1000,1000,2000 ;;
+    both913|both914) from_q1 "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
-            "crossed913, crossed914)" >&2; exit 2 ;;
+            "crossed913, crossed914, both913, both914)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do
   # crossed levels: train pairs only, none a judged val/test pair (checked before any look)
-  [[ $model == crossed* ]] && python "$HERE/../thinking_model/bandit_copy_probe.py" check "$OUT/$model" 3
+  [[ $model == crossed* || $model == both* ]] &&
+    python "$HERE/../thinking_model/bandit_copy_probe.py" check "$OUT/$model" 3
   for preset in $PRESETS; do
     [ -f "$OUT/eval/$model-$preset-val/summary.json" ] && continue
     case $model in
@@ -85,3 +88,12 @@ for model in random $MODELS; do
       --out "$OUT/eval" --run-name "$model-$preset-val" --no-progress
   done
 done
+# What a Bandit-only stage costs the grids (the addition with the judged counts): both913's first turn on three grid
+# presets, as Q1's check played them
+if [[ " $MODELS " == *" both913 "* ]]; then
+  for preset in simple_sokoban larger_sokoban frozenlake; do
+    [ -f "$OUT/eval-oneturn/both913-$preset-val/summary.json" ] && continue
+    ragen-eval --model "$OUT/both913" --backend hf --env "$preset" --split val --seed-start 0 --episodes 256 \
+      --protocol max_turns=1 --out "$OUT/eval-oneturn" --run-name "both913-$preset-val" --no-progress
+  done
+fi

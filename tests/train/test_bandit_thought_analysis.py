@@ -140,3 +140,15 @@ def test_the_crossed_rule_waits_for_every_model_and_preset(tmp_path):
     _run(tmp_path, "q1-bandit_heldout-val", "bandit_heldout", ["Tiger"] * 256, 256)  # the start is read, not judged
     summary = analyze.summarize(tmp_path)
     assert summary["decision_crossed"] is None and "q1-bandit_heldout-val" in summary["runs"]
+
+
+@pytest.mark.parametrize("both, verdict", [
+    ((0.0, 0.0195), "adding crossed pairs to the judged ones is the Bandit lever"),  # 5 of 256 off: 0.0195
+    ((0.0, 0.0234), "reported as it is"),  # 6 of 256
+])
+def test_the_judged_and_crossed_rule_wants_both_models_under_gate_2(tmp_path, both, verdict):
+    _stage_runs(tmp_path, {"both913": both[0], "both914": both[1]})
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_both"] == verdict and summary["decision_crossed"] is None
+    (tmp_path / "both914-bandit_reversed-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_both"] is None
