@@ -28,7 +28,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]|q1|(?:judged|crossed|both)91[34])"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]|q1|(?:judged|crossed|both|more)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
@@ -38,7 +38,8 @@ REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908"
 # the random-weight addition's replicates, by seed: (4 x 256, 2 x 128)
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
-STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914")}
+STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
+          "more": ("more913", "more914")}
 GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
 
 
@@ -103,7 +104,8 @@ def summarize(runs: Path) -> dict[str, Any]:
             "decision_size": paired_rule(rows, verdicts, SIZES, (
                 "the 4 x 256 shape copies the held-out names from this data", "size helps",
                 "size is not shown to matter: reported as it is")),
-            "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows)}
+            "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows),
+            "decision_more": both_rule(rows, "more")}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -113,13 +115,14 @@ def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
     return None if None in played else all(row["format_error_rate"] < GATE_2 for row in played)
 
 
-def both_rule(rows: dict[str, dict[str, Any]]) -> str | None:
-    """The addition with the judged counts and the crossed pairs together (None until both models played)."""
-    under = [under_gate_2(rows, model) for model in STAGES["both"]]
+def both_rule(rows: dict[str, dict[str, Any]], stage: str = "both") -> str | None:
+    """The rule of the additions with the judged counts and crossed pairs together (``both``: 2,000 crossed
+    demonstrations, ``more``: 6,000): the mixture is the Bandit lever if both models are under gate 2 on the three
+    presets (None until both played)."""
+    under = [under_gate_2(rows, model) for model in STAGES[stage]]
     if None in under:
         return None
-    return ("adding crossed pairs to the judged ones is the Bandit lever" if all(under)
-            else "reported as it is")
+    return "this mixture is the Bandit lever" if all(under) else "reported as it is"
 
 
 def crossed_rule(rows: dict[str, dict[str, Any]]) -> str | None:
@@ -170,7 +173,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
-          "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"])
+          "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
+          "| three times crossed:", summary["decision_more"])
     return 0
 
 

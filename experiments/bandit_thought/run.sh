@@ -9,13 +9,13 @@
 # weights at 2 x 128 and 4 x 256, the three seeds); `judged913/914` and `crossed913/914` (a short Bandit stage from the
 # thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
 # `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
-# three grid presets); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
+# three grid presets; `more913/914`: the same with three times the crossed pairs); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
-  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914}
+  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
@@ -68,14 +68,15 @@ for model in $MODELS; do
     judged913|judged914) from_q1 "$model" "${model#judged}" ;;
     crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed 500,1000,1000,2000 ;;
     both913|both914) from_q1 "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
+    more913|more914) from_q1 "$model" "${model#more}" --crossed 500,2000,2000,6000 ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
-            "crossed913, crossed914, both913, both914)" >&2; exit 2 ;;
+            "crossed913, crossed914, both913, both914, more913, more914)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do
   # crossed levels: train pairs only, none a judged val/test pair (checked before any look)
-  [[ $model == crossed* || $model == both* ]] &&
+  [[ $model == crossed* || $model == both* || $model == more* ]] &&
     python "$HERE/../thinking_model/bandit_copy_probe.py" check "$OUT/$model" 3
   for preset in $PRESETS; do
     [ -f "$OUT/eval/$model-$preset-val/summary.json" ] && continue

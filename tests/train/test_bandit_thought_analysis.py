@@ -143,12 +143,15 @@ def test_the_crossed_rule_waits_for_every_model_and_preset(tmp_path):
 
 
 @pytest.mark.parametrize("both, verdict", [
-    ((0.0, 0.0195), "adding crossed pairs to the judged ones is the Bandit lever"),  # 5 of 256 off: 0.0195
+    ((0.0, 0.0195), "this mixture is the Bandit lever"),  # 5 of 256 off: 0.0195
     ((0.0, 0.0234), "reported as it is"),  # 6 of 256
 ])
-def test_the_judged_and_crossed_rule_wants_both_models_under_gate_2(tmp_path, both, verdict):
-    _stage_runs(tmp_path, {"both913": both[0], "both914": both[1]})
+@pytest.mark.parametrize("stage", ["both", "more"])
+def test_the_judged_and_crossed_rules_want_both_models_under_gate_2(tmp_path, both, verdict, stage):
+    _stage_runs(tmp_path, {f"{stage}913": both[0], f"{stage}914": both[1]})
     summary = analyze.summarize(tmp_path)
-    assert summary["decision_both"] == verdict and summary["decision_crossed"] is None
-    (tmp_path / "both914-bandit_reversed-val" / "summary.json").unlink()
-    assert analyze.summarize(tmp_path)["decision_both"] is None
+    other = "more" if stage == "both" else "both"
+    assert summary[f"decision_{stage}"] == verdict and summary[f"decision_{other}"] is None
+    assert summary["decision_crossed"] is None
+    (tmp_path / f"{stage}914-bandit_reversed-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)[f"decision_{stage}"] is None
