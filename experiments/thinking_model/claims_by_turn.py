@@ -67,11 +67,15 @@ def _listed(by_thing: dict[str, dict[str, float | int]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Score the evaluations under the given directory and write claims_by_turn.json."""
+    """Score the evaluations under the given directory and write claims_by_turn.json; 2 if there are none."""
     args = argv if argv is not None else sys.argv[1:]
     runs, name = Path(args[0]), (args[1] if len(args) > 1 else "t1")
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
+    if not episodes:  # nothing to score: say so rather than write an empty file
+        print(f"claims_by_turn.py: no finished {name}-PRESET-val evaluation of a grid preset under {runs}",
+              file=sys.stderr)
+        return 2
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
     out = {key: {preset: result[index] for preset, result in scored.items()} for key, index in OUTPUT.items()}
     (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")

@@ -80,3 +80,11 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
     assert by_turn["first"]["position"] == {"n_claims": 6, "claim_accuracy": 2 / 6}
     assert by_object == {"box": {"n_claims": 1, "claim_accuracy": 1.0}, "player": {"n_claims": 5, "claim_accuracy": 0.2}}
     assert by_subject == {"target": {"n_claims": 1, "claim_accuracy": 1.0}}  # (5, 5) from the box at (3, 3)
+
+
+def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, capsys):
+    (tmp_path / "m-sokoban-val").mkdir()  # `sokoban` is not one of its presets (simple_sokoban plays its levels)
+    (tmp_path / "m-sokoban-val" / "summary.json").write_text("{}")
+    assert claims_by_turn.main([str(tmp_path), "m"]) == 2
+    assert "no finished m-PRESET-val evaluation" in capsys.readouterr().err
+    assert not (claims_by_turn.HERE / "claims_by_turn-m.json").exists()
