@@ -9,7 +9,9 @@
 # weights at 2 x 128 and 4 x 256, the three seeds); `judged913/914` and `crossed913/914` (a short Bandit stage from the
 # thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
 # `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
-# three grid presets; `more913/914`: the same with three times the crossed pairs); then each with random on the first 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
+# three grid presets; `more913/914`: the same with three times the crossed pairs); then each with random on the first
+# 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are
+# skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
 OUT=${1:-runs/bandit_thought}

@@ -72,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
     for module in pool_readers():
         module.NAME_POOLS = pools
     if args[0] == "check":
-        print(f"{check_crossed(Path(args[1]), int(args[2]))} crossed levels, all train pairs outside the judged val/test")
+        levels = check_crossed(Path(args[1]), int(args[2]))
+        print(f"{levels} crossed levels, all train pairs outside the judged val/test")
         return 0
     if args[0] == "train":
         from ragen_train.cli import main as run
