@@ -46,9 +46,9 @@ def check_crossed(run_dir: Path, entry: int) -> int:
     seeds = json.loads((run_dir / "level_seeds.json").read_text())[entry]
     splitter = LevelSplitter("ragen/Bandit-v0", {"name_set": "crossed"})
     for seed in seeds:
-        key = splitter.level_key(seed)
-        if not splitter.belongs("train", seed):
-            raise SystemExit(f"bandit_copy_probe.py: seed {seed} of {run_dir} plays {key!r}, not a crossed train pair")
+        if not splitter.belongs("train", seed):  # the key is read again only to name the level that fails
+            raise SystemExit(f"bandit_copy_probe.py: seed {seed} of {run_dir} plays {splitter.level_key(seed)!r}, "
+                             "not a crossed train pair")
     return len(seeds)
 
 

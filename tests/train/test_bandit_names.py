@@ -80,8 +80,6 @@ def test_finding_the_readers_touches_no_lazy_module_and_skips_empty_entries(monk
     assert lazy not in readers and bandit_package.names in readers
 
 
-
-
 def test_the_crossed_check_refuses_a_judged_val_pair_and_any_non_train_level(tmp_path, monkeypatch):
     from ragen_envs.splits import LevelSplitter, split_seeds
     probe = load_script("experiments/thinking_model/bandit_copy_probe.py")
