@@ -22,7 +22,7 @@ from ragen_eval.consistency.scoring import aggregate, positions_by_object, relat
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-PRESETS = ("simple_sokoban", "simple_sokoban_hard", "larger_sokoban", "larger_sokoban_hard", "boxoban",
+PRESETS = ("sokoban", "simple_sokoban", "simple_sokoban_hard", "larger_sokoban", "larger_sokoban_hard", "boxoban",
            "boxoban_hard", "frozenlake", "frozenlake_8x8", "frozenlake_det")
 TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")

@@ -83,8 +83,8 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
 
 
 def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, capsys):
-    (tmp_path / "m-sokoban-val").mkdir()  # `sokoban` is not one of its presets (simple_sokoban plays its levels)
-    (tmp_path / "m-sokoban-val" / "summary.json").write_text("{}")
+    (tmp_path / "m-bandit-val").mkdir()  # Bandit thoughts place nothing on a grid, so bandit is not one of its presets
+    (tmp_path / "m-bandit-val" / "summary.json").write_text("{}")
     assert claims_by_turn.main([str(tmp_path), "m"]) == 2
     assert "no finished m-PRESET-val evaluation" in capsys.readouterr().err
     assert not (claims_by_turn.HERE / "claims_by_turn-m.json").exists()
