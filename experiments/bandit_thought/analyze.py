@@ -7,7 +7,9 @@ For each evaluation ``MODEL-PRESET-val`` under the directory (run.sh's names): s
 training partner of the level's low-risk arm (the pair "low arm, answer" is a train-split level of the preset,
 by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the held-out name sets and its addition's
 rule on the whole-token replicates, the rule on the random-weight replicates at two sizes, and the crossed-pairs
-addition's rule on the short Bandit stages from the thinking model's Q1. Writes summary.json beside this file.
+addition's rules on the short Bandit stages from the thinking model's Q1, and the spaced-answer addition's, which
+also counts answer-level misses (the thought chose an arm of the level, the answer names none). Writes summary.json
+beside this file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]"
-                 r"|q1|(?:judged|crossed|both|more)91[34])"
+                 r"|q1|(?:judged|crossed|both|more|spaced)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
@@ -40,14 +42,16 @@ REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908"
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
-          "more": ("more913", "more914")}
+          "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914")}
+CHOSEN = re.compile(r"I choose (\S+?)\.")  # the thought's choice; the last one counts
 GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
-    """Counts over the first turns: episodes, answers naming one of the level's arms, and answers naming a
-    training partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train
-    level beside it); ``pairs``: episodes and answers on the arms per pair ("low, high")."""
+    """Counts over the first turns: episodes, answers naming one of the level's arms, answers naming a training
+    partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train level beside
+    it), and answer-level misses (the thought's last "I choose X." names an arm of the level, the answer none);
+    ``pairs``: episodes and answers on the arms per pair ("low, high")."""
     high_risk = set(NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
     counts: Counter[str] = Counter()
     pairs: dict[str, list[int]] = {}
@@ -59,14 +63,20 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
         pair = pairs.setdefault(", ".join([low, *(arm["name"] for arm in arms if not arm["low_risk"])]), [0, 0])
         pair[0] += 1
         counts["episodes"] += 1
-        if answer in {arm["name"] for arm in arms}:
+        names = {arm["name"] for arm in arms}
+        if answer in names:
             counts["on_arms"] += 1
             pair[1] += 1
+            continue
+        chosen = CHOSEN.findall(turn.get("think") or "")
+        if chosen and chosen[-1] in names:
+            counts["answer_level_miss"] += 1
         # the level the pair would make, keyed by the game itself (a key holds names and roles, not payoffs)
-        elif answer in high_risk and level_split(BanditLevel((Arm(low, 0.0, 1.0, True),
-                                                              Arm(answer, 0.0, 1.0, False))).level_key()) == "train":
+        if answer in high_risk and level_split(BanditLevel((Arm(low, 0.0, 1.0, True),
+                                                            Arm(answer, 0.0, 1.0, False))).level_key()) == "train":
             counts["training_partner"] += 1
-    return {**{key: counts[key] for key in ("episodes", "on_arms", "training_partner")}, "pairs": dict(sorted(pairs.items()))}
+    return {**{key: counts[key] for key in ("episodes", "on_arms", "training_partner", "answer_level_miss")},
+            "pairs": dict(sorted(pairs.items()))}
 
 
 def summarize(runs: Path) -> dict[str, Any]:
@@ -106,7 +116,7 @@ def summarize(runs: Path) -> dict[str, Any]:
                 "the 4 x 256 shape copies the held-out names from this data", "size helps",
                 "size is not shown to matter: reported as it is")),
             "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows),
-            "decision_more": both_rule(rows, "more")}
+            "decision_more": both_rule(rows, "more"), "decision_spaced": spaced_rule(rows)}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -124,6 +134,21 @@ def both_rule(rows: dict[str, dict[str, Any]], stage: str = "both") -> str | Non
     if None in under:
         return None
     return "this mixture is the Bandit lever" if all(under) else "reported as it is"
+
+
+def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The spaced-answer addition's rule (None until `spaced` and `judged` played the three presets on both seeds):
+    spaced answers are the lever if both `spaced` models are under gate 2 on the three presets; the respelling
+    caused the answer-level misses if, on each seed, `spaced` has none on the held-out presets and `judged` has some."""
+    models = (*STAGES["spaced"], *STAGES["judged"])
+    if None in (under_gate_2(rows, model) for model in models):
+        return None
+    if all(under_gate_2(rows, model) for model in STAGES["spaced"]):
+        return "spaced answers are the Bandit lever"
+    misses = {model: sum(rows[f"{model}-{preset}-val"]["answer_level_miss"] for preset in JUDGED) for model in models}
+    if all(misses[spaced] == 0 < misses[judged] for spaced, judged in zip(STAGES["spaced"], STAGES["judged"])):
+        return "the respelling caused the answer-level misses: keep spaced answers beside the next stage's other changes"
+    return "reported as it is"
 
 
 def crossed_rule(rows: dict[str, dict[str, Any]]) -> str | None:
@@ -167,15 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     if not summary["runs"]:
         parser.exit(2, f"analyze.py: error: no finished evaluation under {args.runs}\n")
     (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print("| model | preset | success | format errors | answers on the level's arms | training partner of the low arm |")
-    print("|---|---|---|---|---|---|")
+    print("| model | preset | success | format errors | answers on the level's arms | training partner of the low arm "
+          "| answer-level misses |")
+    print("|---|---|---|---|---|---|---|")
     for row in summary["runs"].values():
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
-              f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} |")
+              f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} | {row['answer_level_miss']} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
-          "| three times crossed:", summary["decision_more"])
+          "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"])
     return 0
 
 

@@ -9,7 +9,8 @@
 # weights at 2 x 128 and 4 x 256, the three seeds); `judged913/914` and `crossed913/914` (a short Bandit stage from the
 # thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
 # `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
-# three grid presets; `more913/914`: the same with three times the crossed pairs); then each with random on the first
+# three grid presets; `more913/914`: the same with three times the crossed pairs; `spaced913/914`: the judged counts
+# with every answer written after a space, through probe.py); then each with random on the first
 # 256 val levels of the three Bandit presets. Resumable: rerun the same line; finished runs and evaluations are
 # skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
@@ -17,7 +18,8 @@ set -euo pipefail
 OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
-  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914}
+  big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914 spaced913
+  spaced914}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
@@ -36,26 +38,27 @@ beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets 
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
     --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
 }
-# A short Bandit stage from Q1 (plan.md's crossed-pairs additions): MODEL DEMO-SEED [--crossed EPISODES]
+# A short Bandit stage from Q1 (plan.md's crossed-pairs and spaced-answer additions), on the judged counts unless
+# --crossed gives the counts with crossed pairs: MODEL DEMO-SEED [--crossed EPISODES | --spaced]
 POLISH=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-4 --warmup-steps 20 --drop-long
   --log-every 100)
 from_q1() {
-  local model=$1 seed=$2
-  if [ "${3:-}" = --crossed ]; then
-    python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$Q1" --out "$OUT/$model" \
-      --env bandit,bandit_heldout,bandit_reversed,ragen/Bandit-v0 --env-config ragen/Bandit-v0:name_set=crossed \
-      --episodes "$4" --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
-  else
-    ragen-train sft --model "$Q1" --out "$OUT/$model" --env bandit,bandit_heldout,bandit_reversed \
-      --episodes 500,2000,2000 --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
-  fi
+  local model=$1 seed=$2 envs=bandit,bandit_heldout,bandit_reversed episodes=500,2000,2000 train=(ragen-train sft)
+  local crossed=()
+  case ${3:-} in
+    --crossed) train=(python "$HERE/../thinking_model/bandit_copy_probe.py" train sft) envs+=,ragen/Bandit-v0
+               episodes=$4 crossed=(--env-config ragen/Bandit-v0:name_set=crossed) ;;
+    --spaced) train=(python "$HERE/probe.py" spaced-answer) ;;
+  esac
+  "${train[@]}" --model "$Q1" --out "$OUT/$model" --env "$envs" "${crossed[@]}" --episodes "$episodes" \
+    --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
 }
 copy_model "$OUT/start" default
 for model in $MODELS; do
   [ -f "$OUT/$model/model.safetensors" ] && continue
   case $model in
     list) replicate list 903 "$OUT/start" ;;
-    chosen) python "$HERE/probe.py" --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}" ;;
+    chosen) python "$HERE/probe.py" without-list --model "$OUT/start" --out "$OUT/chosen" "${ARGS[@]}" ;;
     mixed) beside_wide mixed bandit bandit,bandit_heldout,bandit_reversed 8000,8000,8000 904 ;;
     mixed2) beside_wide mixed2 ragen/Bandit-v0 bandit,ragen/Bandit-v0,bandit_heldout,bandit_reversed \
               1000,16000,8000,8000 905 ;;
@@ -71,9 +74,10 @@ for model in $MODELS; do
     crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed 500,1000,1000,2000 ;;
     both913|both914) from_q1 "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
     more913|more914) from_q1 "$model" "${model#more}" --crossed 500,2000,2000,6000 ;;
+    spaced913|spaced914) from_q1 "$model" "${model#spaced}" --spaced ;;
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
-            "crossed913, crossed914, both913, both914, more913, more914)" >&2; exit 2 ;;
+            "crossed913, crossed914, both913, both914, more913, more914, spaced913, spaced914)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

@@ -21,11 +21,12 @@ def _train_partners(low: str) -> set[str]:
     return {high[len("high="):] for _, low_part, high in pairs if low_part == f"low={low}"}
 
 
-def _run(root, name: str, preset: str, answers: list[str], on_arms: int) -> None:
+def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks: list[str] | None = None) -> None:
     run = root / name
     run.mkdir(parents=True)
     arms = [{"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}]
-    records = [{"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": a}]} for a in answers]
+    records = [{"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": a, "think": t}]}
+               for a, t in zip(answers, thinks or [None] * len(answers))]
     (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     format_errors = 1 - on_arms / len(answers)
     (run / "summary.json").write_text(json.dumps(
@@ -155,3 +156,41 @@ def test_the_judged_and_crossed_rules_want_both_models_under_gate_2(tmp_path, bo
     assert summary["decision_crossed"] is None
     (tmp_path / f"{stage}914-bandit_reversed-val" / "summary.json").unlink()
     assert analyze.summarize(tmp_path)[f"decision_{stage}"] is None
+
+
+def test_answer_level_misses_are_off_arm_answers_after_a_thought_that_chose_an_arm(tmp_path):
+    turns = [("Tiger", "The arms are Owl and Tiger. I choose Tiger."),  # on the arms: no miss
+             ("Hydra", "The arms are Owl and Tiger. I choose Tiger."),  # a miss
+             ("Shark", "I choose Owl. I choose Anicorn."),  # the last choice is no arm: not a miss
+             ("Shark", "I choose Anicorn. I choose Tiger"),  # no full stop after the last: the first counts, no miss
+             ("Vault", "I choose Shark. I choose Owl."),  # the last choice counts: a miss
+             ("", None)]  # no thought
+    _run(tmp_path, "spaced913-bandit_heldout-val", "bandit_heldout", [a for a, _ in turns], 1, [t for _, t in turns])
+    row = analyze.summarize(tmp_path)["runs"]["spaced913-bandit_heldout-val"]
+    assert (row["episodes"], row["on_arms"], row["answer_level_miss"]) == (6, 1, 2)
+
+
+def _missing_runs(root, model: str, off: int, misses: int) -> None:
+    """``model`` on the three presets: ``off`` of 256 answers off the arms, ``misses`` of them after a thought that
+    chose Tiger (answer-level misses), the rest after no thought."""
+    answers = ["Tiger"] * (256 - off) + ["Shark"] * off
+    thinks = ["I choose Tiger."] * (256 - off + misses) + [""] * (off - misses)
+    for preset in ("bandit", *analyze.JUDGED):
+        _run(root, f"{model}-{preset}-val", preset, answers, 256 - off, thinks)
+
+
+@pytest.mark.parametrize("spaced, judged, verdict", [
+    (((5, 0), (0, 0)), ((30, 14), (19, 13)), "spaced answers are the Bandit lever"),  # 5 of 256 off: under 2%
+    (((20, 0), (9, 0)), ((30, 14), (19, 13)),
+     "the respelling caused the answer-level misses: keep spaced answers beside the next stage's other changes"),
+    (((20, 0), (9, 1)), ((30, 14), (19, 13)), "reported as it is"),  # one answer-level miss left on a seed
+    (((20, 0), (9, 0)), ((30, 14), (19, 0)), "reported as it is"),  # judged914 had none to remove
+])
+def test_the_spaced_rule_pairs_each_spaced_model_with_its_judged_twin(tmp_path, spaced, judged, verdict):
+    for models, figures in ((analyze.STAGES["spaced"], spaced), (analyze.STAGES["judged"], judged)):
+        for model, (off, misses) in zip(models, figures):
+            _missing_runs(tmp_path, model, off, misses)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_spaced"] == verdict
+    (tmp_path / "judged914-bandit-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_spaced"] is None  # waits for every model and preset

@@ -1,4 +1,5 @@
-"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, in the probe's process only."""
+"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, and answers written after a space,
+each in the probe's process only."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import json
 
 import pytest
 
-from ragen_train import thoughts
+from ragen_envs.text.parser import parse_response
+from ragen_train import demos, thoughts
 from ragen_train.demos import DemoConfig, level_seeds, play_demo
 from tests.script_modules import load_script
 
@@ -33,7 +35,8 @@ def test_a_probe_run_trains_on_thoughts_without_the_list_and_leaves_the_package_
                                                                                       monkeypatch):
     monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds it; put it back after the test
     out = tmp_path / "chosen"
-    assert probe.main(["--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout", "--episodes", "4",
+    assert probe.main(["without-list", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
+                       "--episodes", "4",
                        "--mode", "oracle", "--thought", "grounded", "--epochs", "1", "--batch-size", "2"]) == 0
     assert (out / "model.safetensors").is_file()
     config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
@@ -41,6 +44,35 @@ def test_a_probe_run_trains_on_thoughts_without_the_list_and_leaves_the_package_
     assert thought.startswith("<think>") and "The arms are" not in thought and "I choose" in thought
     monkeypatch.undo()
     assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].startswith("<think>The arms are ")
+
+
+def test_the_spaced_answer_reads_back_as_the_same_actions():
+    assert probe.spaced_answer(["Tiger"], "||", "I choose Tiger.") == "<think>I choose Tiger.</think><answer> Tiger</answer>"
+    assert probe.spaced_answer(["Up", "Left"], "||") == "<answer> Up || Left</answer>"
+    for actions, names in ((["Tiger"], ["Owl", "Tiger"]), (["Up", "Left"], ["Up", "Down", "Left", "Right"])):
+        spaced = parse_response(probe.spaced_answer(actions, "||", "x"), names)
+        assert spaced.format_ok and spaced == parse_response(demos.format_reply(actions, "||", "x"), names)
+        assert spaced.action_names == tuple(actions)
+
+
+def test_an_unknown_variant_is_refused(capsys):
+    assert probe.main(["spaced", "--out", "x"]) == 2
+    assert "without-list,spaced-answer" in capsys.readouterr().err
+
+
+def test_a_spaced_answer_run_spells_each_answer_as_the_prompt_does(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(demos, "format_reply", demos.format_reply)  # the probe rebinds it; put it back after the test
+    out = tmp_path / "spaced"
+    assert probe.main(["spaced-answer", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
+                       "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
+                       "--batch-size", "2"]) == 0
+    assert (out / "model.safetensors").is_file()
+    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
+    reply = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    choice = reply.split("I choose ")[-1].split(".")[0]
+    assert reply.endswith(f"</think><answer> {choice}</answer>")
+    monkeypatch.undo()
+    assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].endswith(f"<answer>{choice}</answer>")
 
 
 words = load_script("experiments/bandit_thought/words.py")
