@@ -140,12 +140,12 @@ def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
     """The spaced-answer addition's rule (None until `spaced` and `judged` played the three presets on both seeds):
     spaced answers are the lever if both `spaced` models are under gate 2 on the three presets; the respelling
     caused the answer-level misses if, on each seed, `spaced` has none on the held-out presets and `judged` has some."""
-    models = (*STAGES["spaced"], *STAGES["judged"])
-    if None in (under_gate_2(rows, model) for model in models):
+    under = {model: under_gate_2(rows, model) for model in (*STAGES["spaced"], *STAGES["judged"])}
+    if None in under.values():
         return None
-    if all(under_gate_2(rows, model) for model in STAGES["spaced"]):
+    if all(under[model] for model in STAGES["spaced"]):
         return "spaced answers are the Bandit lever"
-    misses = {model: sum(rows[f"{model}-{preset}-val"]["answer_level_miss"] for preset in JUDGED) for model in models}
+    misses = {model: sum(rows[f"{model}-{preset}-val"]["answer_level_miss"] for preset in JUDGED) for model in under}
     if all(misses[spaced] == 0 < misses[judged] for spaced, judged in zip(STAGES["spaced"], STAGES["judged"])):
         return "the respelling caused the answer-level misses: keep spaced answers beside the next stage's other changes"
     return "reported as it is"

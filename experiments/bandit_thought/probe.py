@@ -41,15 +41,8 @@ def spaced_answer(actions: Sequence[str], separator: str = "||", thought: str | 
     return f"{head}{tag} {answer}"
 
 
-def _rebind_without_list() -> None:
-    thoughts._bandit = without_list
-
-
-def _rebind_spaced_answer() -> None:
-    demos.format_reply = spaced_answer
-
-
-VARIANTS = {"without-list": _rebind_without_list, "spaced-answer": _rebind_spaced_answer}
+#: Each variant: the module, the name it rebinds there, and what it binds.
+VARIANTS = {"without-list": (thoughts, "_bandit", without_list), "spaced-answer": (demos, "format_reply", spaced_answer)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args[0] not in VARIANTS:
         print(f"usage: probe.py {{{','.join(VARIANTS)}}} ARGS... (ragen-train sft's arguments)", file=sys.stderr)
         return 2
-    VARIANTS[args[0]]()
+    module, name, replacement = VARIANTS[args[0]]
+    setattr(module, name, replacement)
     from ragen_train.cli import main as ragen_train
     return ragen_train(["sft", *args[1:]])
 
