@@ -163,11 +163,17 @@ def gates(name: str, split: str, figures_: dict[str, dict], presets: dict[str, d
     return out
 
 
-def stop_check(name: str, figures_: dict[str, dict], presets: dict[str, dict]) -> dict[str, Any]:
+def stop_check(name: str, figures_: dict[str, dict], presets: dict[str, dict],
+               gates_: dict[str, Any]) -> dict[str, Any]:
     """The plan's check at the end of T1: claim accuracy on the model's own val play (pooled over every preset) below
-    CLAIM_ACCURACY, or a Sokoban preset significantly below v13 on val, means stop and report."""
+    CLAIM_ACCURACY, or a Sokoban preset significantly below v13 on val, means stop and report. plan5.md's stage S
+    (``s``) stops instead where it fails gate 1 or 2 on val (``val_gates_failed``)."""
     accuracy = _pooled(figures_, [f"{name}-{p}-val" for p in PRESETS], "n_true", "n_claims", "consistency")
     behind = [p for p in GAMES["sokoban"] if _significant(presets[p]["vs_v13"], -1)]
+    if name == "s":
+        failed = [gate[0] for gate in ("1_thoughts_and_claims", "2_format_errors") if not gates_[gate]["pass"]]
+        return {"claim_accuracy": accuracy, "sokoban_below_v13": behind, "val_gates_failed": failed,
+                "stop": bool(failed)}
     return {"claim_accuracy": accuracy, "sokoban_below_v13": behind,
             "stop": accuracy is None or accuracy < CLAIM_ACCURACY or bool(behind)}
 
@@ -196,8 +202,9 @@ def select(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[
     out: dict[str, Any] = {"baselines": {b: report(b, "val", figures_, rows) for b in BASELINES}, "candidates": {}}
     for name in candidates:
         presets = report(name, "val", figures_, rows)
-        out["candidates"][name] = {"presets": presets, "gates": gates(name, "val", figures_, presets),
-                                   "stop_check": stop_check(name, figures_, presets),
+        judged = gates(name, "val", figures_, presets)
+        out["candidates"][name] = {"presets": presets, "gates": judged,
+                                   "stop_check": stop_check(name, figures_, presets, judged),
                                    "mean_success": float(np.mean([presets[p]["success"] for p in PRESETS]))}
     curve = {}
     for name in sorted((n for n in names if re.fullmatch(r"step\d+", n)), key=lambda n: int(n[4:])):
@@ -256,6 +263,11 @@ def analyse(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict
     if stray:
         raise SystemExit(f"test evaluations of other than val's pick ({pick}) and the baselines: {', '.join(stray)}")
     wanted = len(PRESETS) * (1 + len(BASELINES))
+    if out["val"]["candidates"][pick]["stop_check"]["stop"]:
+        if tests:
+            raise SystemExit(f"test evaluations after val's pick ({pick}) stopped at its check: {', '.join(tests)}")
+        out["state"] = f"stopped: val picked {pick}, whose stop check says stop; no test look"
+        return out
     if len(tests) < wanted:
         out["state"] = f"in progress: val picked {pick}, {len(tests)} of {wanted} test evaluations"
         return out

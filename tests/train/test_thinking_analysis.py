@@ -188,6 +188,29 @@ def test_the_stop_check_and_the_pick_among_candidates(tmp_path):
     assert _summary(tmp_path)["val"]["pick"] == "s"
 
 
+def test_stage_s_stops_on_val_where_gate_1_or_2_fails(tmp_path):
+    """plan5.md: S stops with no test look where it fails gate 1 or 2 on val, whatever T1's claim and v13 check says;
+    a test evaluation after that stop is refused."""
+    _baselines(tmp_path, "val")
+    _model(tmp_path, "s", "val")
+    summary = _summary(tmp_path)
+    assert summary["val"]["candidates"]["s"]["stop_check"]["val_gates_failed"] == []
+    assert summary["state"] == "in progress: val picked s, 0 of 39 test evaluations"
+    # gate 2 alone: 0.051 of bandit_heldout's turns; claims all true and no preset behind v13 (T1's check would go on)
+    _model(tmp_path, "s", "val", format_error_rate={"bandit_heldout": 0.051})
+    summary = _summary(tmp_path)
+    check = summary["val"]["candidates"]["s"]["stop_check"]
+    assert check["val_gates_failed"] == ["2"] and check["stop"]
+    assert check["claim_accuracy"] == pytest.approx(1.0) and check["sokoban_below_v13"] == []
+    assert summary["state"] == "stopped: val picked s, whose stop check says stop; no test look"
+    # gate 1 as well: bandit's thoughts on 97 of 100 turns pool below 99% over the game's three presets
+    _model(tmp_path, "s", "val", format_error_rate={"bandit_heldout": 0.051}, thought_turns={p: 97 for p in PRESETS})
+    assert _summary(tmp_path)["val"]["candidates"]["s"]["stop_check"]["val_gates_failed"] == ["1", "2"]
+    _write(tmp_path, "s", "sokoban", "test", _wins(MODEL))
+    with pytest.raises(SystemExit, match="after val's pick \\(s\\) stopped"):
+        _summary(tmp_path)
+
+
 def test_a_test_that_passes_every_gate_ships(tmp_path):
     _baselines(tmp_path, "val")
     _model(tmp_path, "t1", "val")
