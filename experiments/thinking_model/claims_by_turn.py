@@ -7,8 +7,9 @@ given; presets it has not finished are left out) with the harness's checker
 (``ragen_eval.consistency.score_episode``) and pools the claims by kind (position, relation, prediction, status)
 for the first turn, the second, and the third and later; and, on the first turn, position accuracy by the object the
 claim places (player, box, target, ...), relation accuracy by the thing it places (target, goal, hole), and how the
-cell the thought gives the player ("I am at (r, c)") compares with the true one. Writes claims_by_turn.json beside
-this file (NAME ``t1``) or claims_by_turn-NAME.json.
+cell the thought gives the player ("I am at (r, c)") compares with the true one; and from the third turn on,
+position accuracy by object again (a moved box or the player against a target, which never moves). Writes
+claims_by_turn.json beside this file (NAME ``t1``) or claims_by_turn-NAME.json.
 """
 
 from __future__ import annotations
@@ -28,16 +29,17 @@ TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")
 #: The written JSON's keys, in order, and where each sits in what ``score_evaluation`` returns.
 OUTPUT = {"by_turn": 0, "positions_first_turn_by_object": 2, "relations_first_turn_by_subject": 3,
-          "player_first_turn": 1}
+          "player_first_turn": 1, "positions_later_turns_by_object": 4}
 
 
 def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
-                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
+                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]],
+                                              dict[str, dict[str, float | int]]]:
     """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
     first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``), the relation
     claims' by the thing they place (``rel(THING, ...)``); and how the player's cell the first turn's thought states
     (its ``at(player, ...)`` claim, in 0-based cells whatever the protocol's coordinate base) compares with the true
-    one, counted over the episodes."""
+    one, counted over the episodes; and the position claims of the third and later turns by the object they place."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
     for record in read_jsonl(episodes):
@@ -46,7 +48,8 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
             groups[TURNS[min(index, 2)]].append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    return by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"])
+    return (by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"]),
+            positions_by_object(groups["third and later"]))
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:
@@ -78,14 +81,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
     out = {key: {preset: result[index] for preset, result in scored.items()} for key, index in OUTPUT.items()}
-    (HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")).write_text(json.dumps(out, indent=1) + "\n")
+    written = HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")
+    written.write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()
                  for kind in ("position", "relation", "prediction") if g[kind]["n_claims"]]
         print(preset, "|", " ".join(cells), "| first-turn positions:",
               _listed(out["positions_first_turn_by_object"][preset]), "| relations:",
               _listed(out["relations_first_turn_by_subject"][preset]), "| player, first turn:",
-              out["player_first_turn"][preset])
+              out["player_first_turn"][preset], "| positions, third turn on:",
+              _listed(out["positions_later_turns_by_object"][preset]))
     return 0
 
 

@@ -73,9 +73,10 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
                          episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
                          episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
                          episode("I am at (6, 1).", [6, 2])])
-    by_turn, cells, by_object, by_subject = claims_by_turn.score_evaluation(path)
+    by_turn, cells, by_object, by_subject, later = claims_by_turn.score_evaluation(path)
     assert cells == {"right": 1, "right row, wrong column": 2, "right column, wrong row": 1, "both wrong": 1,
                      "no claim": 1}
+    assert later == {}  # one-turn episodes: nothing from the third turn on
     # the same pass scores the claims: five player cells and one box cell, two of them true
     assert by_turn["first"]["position"] == {"n_claims": 6, "claim_accuracy": 2 / 6}
     assert by_object == {"box": {"n_claims": 1, "claim_accuracy": 1.0}, "player": {"n_claims": 5, "claim_accuracy": 0.2}}
@@ -88,3 +89,20 @@ def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, c
     assert claims_by_turn.main([str(tmp_path), "m"]) == 2
     assert "no finished m-PRESET-val evaluation" in capsys.readouterr().err
     assert not (claims_by_turn.HERE / "claims_by_turn-m.json").exists()
+
+
+def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
+    """Turns 3 and 4 of one episode: the box placed right then wrong, the player right twice; turns 1 and 2 (a wrong
+    player cell) count only in their own groups."""
+    def turn(think: str, player: list[int]) -> dict:
+        return {"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}
+
+    path = tmp_path / "episodes.jsonl"
+    rewrite_jsonl(path, [{"protocol": {"coordinate_base": 0},
+                          "turns": [turn("I am at (1, 1).", [2, 4]), turn("I am at (1, 1).", [2, 4]),
+                                    turn("I am at (2, 4). The box is at (3, 3).", [2, 4]),
+                                    turn("I am at (1, 4). The box is at (4, 3).", [1, 4])]}])
+    by_turn, _, by_object, _, later = claims_by_turn.score_evaluation(path)
+    assert later == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 2, "claim_accuracy": 1.0}}
+    assert by_object == {"player": {"n_claims": 1, "claim_accuracy": 0.0}}
+    assert by_turn["third and later"]["position"] == {"n_claims": 4, "claim_accuracy": 0.75}
