@@ -8,7 +8,8 @@ given; presets it has not finished are left out) with the harness's checker
 for the first turn, the second, and the third and later; and, on the first turn, position accuracy by the object the
 claim places (player, box, target, ...), relation accuracy by the thing it places (target, goal, hole), and how the
 cell the thought gives the player ("I am at (r, c)") compares with the true one; and from the third turn on,
-position accuracy by object again (a moved box or the player against a target, which never moves). Writes
+position accuracy by object again (a moved box or the player against a target, which never moves); and position
+accuracy by the prompt's length in tokens, over every turn. Writes
 claims_by_turn.json beside this file (NAME ``t1``) or claims_by_turn-NAME.json.
 """
 
@@ -27,29 +28,38 @@ PRESETS = ("sokoban", "simple_sokoban", "simple_sokoban_hard", "larger_sokoban",
            "boxoban_hard", "frozenlake", "frozenlake_8x8", "frozenlake_det")
 TURNS = ("first", "second", "third and later")
 KINDS = ("position", "relation", "prediction", "status")
+#: Prompt-length bins, in the model's tokens (as the harness counted them), for position accuracy by prompt length;
+#: the thinking models' position embeddings and SFT sequences stop at 4,096.
+PROMPT_BIN = 1024
 #: The written JSON's keys, in order, and where each sits in what ``score_evaluation`` returns.
 OUTPUT = {"by_turn": 0, "positions_first_turn_by_object": 2, "relations_first_turn_by_subject": 3,
-          "player_first_turn": 1, "positions_later_turns_by_object": 4}
+          "player_first_turn": 1, "positions_later_turns_by_object": 4, "positions_by_prompt_tokens": 5}
 
 
 def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
                                               dict[str, dict[str, float | int]], dict[str, dict[str, float | int]],
-                                              dict[str, dict[str, float | int]]]:
+                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
     """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
     first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``), the relation
     claims' by the thing they place (``rel(THING, ...)``); and how the player's cell the first turn's thought states
     (its ``at(player, ...)`` claim, in 0-based cells whatever the protocol's coordinate base) compares with the true
-    one, counted over the episodes; and the position claims of the third and later turns by the object they place."""
+    one, counted over the episodes; the position claims of the third and later turns by the object they place; and
+    every turn's position claims by the length of its prompt (``"0-1023"``, ``"1024-2047"``, ... tokens)."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
+    by_length: dict[int, list[dict]] = {}
     for record in read_jsonl(episodes):
         turns = score_episode(record)["turns"]
         for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
+            tokens = record["turns"][index]["completion"]["prompt_tokens"]
+            by_length.setdefault(tokens // PROMPT_BIN, []).append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
     return (by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"]),
-            positions_by_object(groups["third and later"]))
+            positions_by_object(groups["third and later"]),
+            {f"{b * PROMPT_BIN}-{(b + 1) * PROMPT_BIN - 1}": aggregate(by_length[b])["by_kind"]["position"]
+             for b in sorted(by_length)})
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:
@@ -90,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
               _listed(out["positions_first_turn_by_object"][preset]), "| relations:",
               _listed(out["relations_first_turn_by_subject"][preset]), "| player, first turn:",
               out["player_first_turn"][preset], "| positions, third turn on:",
-              _listed(out["positions_later_turns_by_object"][preset]))
+              _listed(out["positions_later_turns_by_object"][preset]), "| positions by prompt tokens:",
+              _listed(out["positions_by_prompt_tokens"][preset]))
     return 0
 
 

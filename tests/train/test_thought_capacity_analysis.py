@@ -65,7 +65,8 @@ def _room(player: list[int]) -> dict:
 def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
     def episode(think: str, player: list[int]) -> dict:
         return {"protocol": {"coordinate_base": 0},
-                "turns": [{"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}]}
+                "turns": [{"think": think, "state_before": _room(player), "actions_parsed": ["Up"],
+                           "completion": {"prompt_tokens": 300}}]}
 
     path = tmp_path / "episodes.jsonl"
     rewrite_jsonl(path, [episode("I am at (2, 4). The box is at (3, 3). The target is down and to the right of the "
@@ -73,7 +74,7 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
                          episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
                          episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
                          episode("I am at (6, 1).", [6, 2])])
-    by_turn, cells, by_object, by_subject, later = claims_by_turn.score_evaluation(path)
+    by_turn, cells, by_object, by_subject, later, _ = claims_by_turn.score_evaluation(path)
     assert cells == {"right": 1, "right row, wrong column": 2, "right column, wrong row": 1, "both wrong": 1,
                      "no claim": 1}
     assert later == {}  # one-turn episodes: nothing from the third turn on
@@ -94,15 +95,20 @@ def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, c
 def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
     """Turns 3 and 4 of one episode: the box placed right then wrong, the player right twice; turns 1 and 2 (a wrong
     player cell) count only in their own groups."""
-    def turn(think: str, player: list[int]) -> dict:
-        return {"think": think, "state_before": _room(player), "actions_parsed": ["Up"]}
+    def turn(think: str, player: list[int], prompt_tokens: int) -> dict:
+        return {"think": think, "state_before": _room(player), "actions_parsed": ["Up"],
+                "completion": {"prompt_tokens": prompt_tokens}}
 
     path = tmp_path / "episodes.jsonl"
     rewrite_jsonl(path, [{"protocol": {"coordinate_base": 0},
-                          "turns": [turn("I am at (1, 1).", [2, 4]), turn("I am at (1, 1).", [2, 4]),
-                                    turn("I am at (2, 4). The box is at (3, 3).", [2, 4]),
-                                    turn("I am at (1, 4). The box is at (4, 3).", [1, 4])]}])
-    by_turn, _, by_object, _, later = claims_by_turn.score_evaluation(path)
+                          "turns": [turn("I am at (1, 1).", [2, 4], 500), turn("I am at (1, 1).", [2, 4], 1023),
+                                    turn("I am at (2, 4). The box is at (3, 3).", [2, 4], 1024),
+                                    turn("I am at (1, 4). The box is at (4, 3).", [1, 4], 4500)]}])
+    by_turn, _, by_object, _, later, by_length = claims_by_turn.score_evaluation(path)
     assert later == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 2, "claim_accuracy": 1.0}}
     assert by_object == {"player": {"n_claims": 1, "claim_accuracy": 0.0}}
     assert by_turn["third and later"]["position"] == {"n_claims": 4, "claim_accuracy": 0.75}
+    # every turn's positions by prompt length, in bins of 1,024 tokens (empty bins left out)
+    assert by_length == {"0-1023": {"n_claims": 2, "claim_accuracy": 0.0},
+                         "1024-2047": {"n_claims": 2, "claim_accuracy": 1.0},
+                         "4096-5119": {"n_claims": 2, "claim_accuracy": 0.5}}
