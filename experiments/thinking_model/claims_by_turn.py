@@ -44,7 +44,8 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
     claims' by the thing they place (``rel(THING, ...)``); and how the player's cell the first turn's thought states
     (its ``at(player, ...)`` claim, in 0-based cells whatever the protocol's coordinate base) compares with the true
     one, counted over the episodes; the position claims of the third and later turns by the object they place; and
-    every turn's position claims by the length of its prompt (``"0-1023"``, ``"1024-2047"``, ... tokens)."""
+    every turn's position claims by the length of its prompt (``"0-1023"``, ``"1024-2047"``, ... tokens; turns
+    whose prompt the backend did not count are left out of these bins)."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
     by_length: dict[int, list[dict]] = {}
@@ -53,7 +54,8 @@ def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, floa
         for index, turn in enumerate(turns):
             groups[TURNS[min(index, 2)]].append(turn)
             tokens = record["turns"][index]["completion"]["prompt_tokens"]
-            by_length.setdefault(tokens // PROMPT_BIN, []).append(turn)
+            if tokens is not None:  # agents without a tokenizer (random, scripted) count none
+                by_length.setdefault(tokens // PROMPT_BIN, []).append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
     by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
     return (by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"]),

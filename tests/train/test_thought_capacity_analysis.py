@@ -93,9 +93,9 @@ def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, c
 
 
 def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
-    """Turns 3 and 4 of one episode: the box placed right then wrong, the player right twice; turns 1 and 2 (a wrong
-    player cell) count only in their own groups."""
-    def turn(think: str, player: list[int], prompt_tokens: int) -> dict:
+    """Turns 3 to 5 of one episode: the box placed right then wrong, the player right three times; turns 1 and 2 (a
+    wrong player cell) count only in their own groups."""
+    def turn(think: str, player: list[int], prompt_tokens: int | None) -> dict:
         return {"think": think, "state_before": _room(player), "actions_parsed": ["Up"],
                 "completion": {"prompt_tokens": prompt_tokens}}
 
@@ -103,12 +103,13 @@ def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
     rewrite_jsonl(path, [{"protocol": {"coordinate_base": 0},
                           "turns": [turn("I am at (1, 1).", [2, 4], 500), turn("I am at (1, 1).", [2, 4], 1023),
                                     turn("I am at (2, 4). The box is at (3, 3).", [2, 4], 1024),
-                                    turn("I am at (1, 4). The box is at (4, 3).", [1, 4], 4500)]}])
+                                    turn("I am at (1, 4). The box is at (4, 3).", [1, 4], 4500),
+                                    turn("I am at (1, 4).", [1, 4], None)]}])
     by_turn, _, by_object, _, later, by_length = claims_by_turn.score_evaluation(path)
-    assert later == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 2, "claim_accuracy": 1.0}}
+    assert later == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 3, "claim_accuracy": 1.0}}
     assert by_object == {"player": {"n_claims": 1, "claim_accuracy": 0.0}}
-    assert by_turn["third and later"]["position"] == {"n_claims": 4, "claim_accuracy": 0.75}
-    # every turn's positions by prompt length, in bins of 1,024 tokens (empty bins left out)
+    assert by_turn["third and later"]["position"] == {"n_claims": 5, "claim_accuracy": 0.8}
+    # every turn's positions by prompt length, in bins of 1,024 tokens (empty bins and the uncounted prompt left out)
     assert by_length == {"0-1023": {"n_claims": 2, "claim_accuracy": 0.0},
                          "1024-2047": {"n_claims": 2, "claim_accuracy": 1.0},
                          "4096-5119": {"n_claims": 2, "claim_accuracy": 0.5}}
