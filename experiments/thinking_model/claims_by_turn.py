@@ -19,6 +19,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ragen_eval.consistency.scoring import aggregate, positions_by_object, relations_by_subject, score_episode
 from ragen_eval.jsonl_store import read_jsonl
@@ -31,37 +32,37 @@ KINDS = ("position", "relation", "prediction", "status")
 #: Prompt-length bins, in the model's tokens (as the harness counted them), for position accuracy by prompt length;
 #: the thinking models' position embeddings and SFT sequences stop at 4,096.
 PROMPT_BIN = 1024
-#: The written JSON's keys, in order, and where each sits in what ``score_evaluation`` returns.
-OUTPUT = {"by_turn": 0, "positions_first_turn_by_object": 2, "relations_first_turn_by_subject": 3,
-          "player_first_turn": 1, "positions_later_turns_by_object": 4, "positions_by_prompt_tokens": 5}
 
 
-def score_evaluation(episodes: Path) -> tuple[dict[str, dict[str, dict[str, float | int | None]]], dict[str, int],
-                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]],
-                                              dict[str, dict[str, float | int]], dict[str, dict[str, float | int]]]:
-    """One pass over the episodes in ``episodes``: for each turn group, each claim kind's count and accuracy; on the
-    first turn, the position claims' count and accuracy by the object they place (``at(OBJECT, ...)``), the relation
-    claims' by the thing they place (``rel(THING, ...)``); and how the player's cell the first turn's thought states
-    (its ``at(player, ...)`` claim, in 0-based cells whatever the protocol's coordinate base) compares with the true
-    one, counted over the episodes; the position claims of the third and later turns by the object they place; and
-    every turn's position claims by the length of its prompt (``"0-1023"``, ``"1024-2047"``, ... tokens; turns
-    whose prompt the backend did not count are left out of these bins)."""
+def score_evaluation(episodes: Path) -> dict[str, dict[str, Any]]:
+    """One pass over the episodes in ``episodes``, keyed as the written JSON is, in its order: ``by_turn``, for each
+    turn group each claim kind's count and accuracy; ``positions_first_turn_by_object`` and
+    ``relations_first_turn_by_subject``, the first turn's position claims' count and accuracy by the object they place
+    (``at(OBJECT, ...)``) and its relation claims' by the thing they place (``rel(THING, ...)``);
+    ``player_first_turn``, how the player's cell the first turn's thought states (its ``at(player, ...)`` claim, in
+    0-based cells whatever the protocol's coordinate base) compares with the true one, counted over the episodes;
+    ``positions_later_turns_by_object``, the third and later turns' position claims by the object they place; and
+    ``positions_by_prompt_tokens``, every turn's position claims by the length of its prompt (``"0-1023"``,
+    ``"1024-2047"``, ... tokens; turns whose prompt the backend did not count are left out of these bins)."""
     groups: dict[str, list[dict]] = {name: [] for name in TURNS}
     cells: Counter[str] = Counter()
     by_length: dict[int, list[dict]] = {}
     for record in read_jsonl(episodes):
         turns = score_episode(record)["turns"]
-        for index, turn in enumerate(turns):
+        for index, (turn, played) in enumerate(zip(turns, record["turns"])):
             groups[TURNS[min(index, 2)]].append(turn)
-            tokens = record["turns"][index]["completion"]["prompt_tokens"]
+            tokens = played["completion"]["prompt_tokens"]
             if tokens is not None:  # agents without a tokenizer (random, scripted) count none
                 by_length.setdefault(tokens // PROMPT_BIN, []).append(turn)
         cells[_compare(turns[0], record["turns"][0]["state_before"]["player"])] += 1
-    by_turn = {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS} for name, turns in groups.items()}
-    return (by_turn, dict(cells), positions_by_object(groups["first"]), relations_by_subject(groups["first"]),
-            positions_by_object(groups["third and later"]),
-            {f"{b * PROMPT_BIN}-{(b + 1) * PROMPT_BIN - 1}": aggregate(by_length[b])["by_kind"]["position"]
-             for b in sorted(by_length)})
+    return {"by_turn": {name: {kind: aggregate(turns)["by_kind"][kind] for kind in KINDS}
+                        for name, turns in groups.items()},
+            "positions_first_turn_by_object": positions_by_object(groups["first"]),
+            "relations_first_turn_by_subject": relations_by_subject(groups["first"]),
+            "player_first_turn": dict(cells),
+            "positions_later_turns_by_object": positions_by_object(groups["third and later"]),
+            "positions_by_prompt_tokens": {f"{b * PROMPT_BIN}-{(b + 1) * PROMPT_BIN - 1}":
+                                           aggregate(by_length[b])["by_kind"]["position"] for b in sorted(by_length)}}
 
 
 def _compare(scored_turn: dict, true: list[int]) -> str:
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
-    out = {key: {preset: result[index] for preset, result in scored.items()} for key, index in OUTPUT.items()}
+    out = {key: {preset: result[key] for preset, result in scored.items()} for key in next(iter(scored.values()))}
     written = HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")
     written.write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():

@@ -74,7 +74,9 @@ def test_the_stated_player_cell_is_compared_with_the_true_one(tmp_path):
                          episode("I am at (2, 3).", [2, 4]), episode("I am at (5, 3).", [2, 3]),
                          episode("I am at (6, 6).", [2, 4]), episode("I will go Up.", [1, 1]),
                          episode("I am at (6, 1).", [6, 2])])
-    by_turn, cells, by_object, by_subject, later, _ = claims_by_turn.score_evaluation(path)
+    scored = claims_by_turn.score_evaluation(path)
+    by_turn, cells, later = scored["by_turn"], scored["player_first_turn"], scored["positions_later_turns_by_object"]
+    by_object, by_subject = scored["positions_first_turn_by_object"], scored["relations_first_turn_by_subject"]
     assert cells == {"right": 1, "right row, wrong column": 2, "right column, wrong row": 1, "both wrong": 1,
                      "no claim": 1}
     assert later == {}  # one-turn episodes: nothing from the third turn on
@@ -105,7 +107,9 @@ def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
                                     turn("I am at (2, 4). The box is at (3, 3).", [2, 4], 1024),
                                     turn("I am at (1, 4). The box is at (4, 3).", [1, 4], 4500),
                                     turn("I am at (1, 4).", [1, 4], None)]}])
-    by_turn, _, by_object, _, later, by_length = claims_by_turn.score_evaluation(path)
+    scored = claims_by_turn.score_evaluation(path)
+    by_turn, by_object = scored["by_turn"], scored["positions_first_turn_by_object"]
+    later, by_length = scored["positions_later_turns_by_object"], scored["positions_by_prompt_tokens"]
     assert later == {"box": {"n_claims": 2, "claim_accuracy": 0.5}, "player": {"n_claims": 3, "claim_accuracy": 1.0}}
     assert by_object == {"player": {"n_claims": 1, "claim_accuracy": 0.0}}
     assert by_turn["third and later"]["position"] == {"n_claims": 5, "claim_accuracy": 0.8}
