@@ -49,6 +49,9 @@ BASELINES = {"v13": "default", "random": "random"}  # NAME: the model its evalua
 #: Candidates' names: plan.md's stages ``tK``, plan3.md's ``p``, plan4.md's ``q2``, then plan5.md's ``s``; ``_stage``
 #: orders them.
 CANDIDATE = re.compile(r"t\d+|p|q2|s")
+#: Candidates whose plan stops them on val where any of these gates fails there (plan5.md's S: gates 1 and 2), in
+#: place of T1's claim and v13 check.
+STOP_ON_VAL_GATES = {"s": ("1_thoughts_and_claims", "2_format_errors")}
 EVALUATION = re.compile(rf"(?P<name>[A-Za-z0-9_]+)-(?P<preset>{'|'.join(PRESETS)})-(?P<split>val|test)")
 CONSISTENCY = ("n_turns", "n_claims", "n_true", "claims_per_turn", "claim_accuracy", "hallucination_rate",
                "plan_answer_agreement")
@@ -166,12 +169,12 @@ def gates(name: str, split: str, figures_: dict[str, dict], presets: dict[str, d
 def stop_check(name: str, figures_: dict[str, dict], presets: dict[str, dict],
                gates_: dict[str, Any]) -> dict[str, Any]:
     """The plan's check at the end of T1: claim accuracy on the model's own val play (pooled over every preset) below
-    CLAIM_ACCURACY, or a Sokoban preset significantly below v13 on val, means stop and report. plan5.md's stage S
-    (``s``) stops instead where it fails gate 1 or 2 on val (``val_gates_failed``)."""
+    CLAIM_ACCURACY, or a Sokoban preset significantly below v13 on val, means stop and report; a candidate in
+    STOP_ON_VAL_GATES stops instead where one of its gates fails on val (``val_gates_failed``)."""
     accuracy = _pooled(figures_, [f"{name}-{p}-val" for p in PRESETS], "n_true", "n_claims", "consistency")
     behind = [p for p in GAMES["sokoban"] if _significant(presets[p]["vs_v13"], -1)]
-    if name == "s":
-        failed = [gate[0] for gate in ("1_thoughts_and_claims", "2_format_errors") if not gates_[gate]["pass"]]
+    if name in STOP_ON_VAL_GATES:
+        failed = [gate[0] for gate in STOP_ON_VAL_GATES[name] if not gates_[gate]["pass"]]
         return {"claim_accuracy": accuracy, "sokoban_below_v13": behind, "val_gates_failed": failed,
                 "stop": bool(failed)}
     return {"claim_accuracy": accuracy, "sokoban_below_v13": behind,
