@@ -7,7 +7,8 @@
 Runs ragen-train or ragen-eval with two extra Bandit name sets. ``wide``: 20 calm low-risk names and 20 bold
 high-risk names (400 pairs, split by content like the other sets), disjoint from every built-in set. ``crossed``: the
 13 low-risk names of the built-in sets against their 13 high-risk names (169 pairs, roles kept), so each name meets
-every name of the other role (../bandit_thought/plan.md, its crossed-pairs addition). The sets live only in this
+every name of the other role (../bandit_thought/plan.md, its crossed-pairs addition). ``coined``: 1,000 low-risk and
+1,000 high-risk made-up names (``coined_pool``; its coined-names addition). The sets live only in this
 process (rebound in every loaded module that holds ``NAME_POOLS``), so the package's name sets and presets stay as
 they are; select one with ``--env bandit --env-config name_set=wide`` (ragen-eval: ``--env-config
 bandit:name_set=wide``). ``check`` reads a finished training run DIR and confirms that the levels of its mixture entry
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import product
 from pathlib import Path
 from types import MappingProxyType, ModuleType
+
+import numpy as np
 
 import ragen_envs.bandit  # noqa: F401  (loads every module that reads NAME_POOLS)
 from ragen_envs.bandit.names import NAME_POOLS, NamePool
@@ -37,6 +41,26 @@ CROSSED = NamePool(
     low_risk=tuple(name for pool in NAME_POOLS.values() for name in pool.low_risk),
     high_risk=tuple(name for pool in NAME_POOLS.values() for name in pool.high_risk),
 )
+
+# Syllables of the coined names: an onset, a vowel and an optional coda each.
+ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "kl", "pl", "st", "tr")
+VOWELS = ("a", "e", "i", "o", "u")
+CODAS = ("", "n", "r", "l", "s", "m")
+
+
+def coined_pool(per_role: int = 1000, seed: int = 0) -> NamePool:
+    """``per_role`` low-risk and ``per_role`` high-risk made-up names of two or three syllables, distinct ignoring
+    case and sharing none with the built-in and wide sets: a pure function of its arguments."""
+    syllables = ["".join(parts) for parts in product(ONSETS, VOWELS, CODAS)]
+    taken = {name.lower() for pool in (*NAME_POOLS.values(), WIDE) for name in pool.low_risk + pool.high_risk}
+    rng = np.random.default_rng(seed)
+    names: list[str] = []
+    while len(names) < 2 * per_role:
+        name = "".join(syllables[i] for i in rng.integers(len(syllables), size=int(rng.integers(2, 4)))).capitalize()
+        if name.lower() not in taken:
+            taken.add(name.lower())
+            names.append(name)
+    return NamePool(low_risk=tuple(names[:per_role]), high_risk=tuple(names[per_role:]))
 
 
 def check_crossed(run_dir: Path, entry: int) -> int:
@@ -60,7 +84,7 @@ def pool_readers() -> list[ModuleType]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Add the ``wide`` and ``crossed`` name sets, then run ragen-train (``train``) or ragen-eval (``eval``) on the
+    """Add the ``wide``, ``crossed`` and ``coined`` name sets, then run ragen-train (``train``) or ragen-eval (``eval``) on the
     other arguments, or check a crossed run's levels (``check``)."""
     args = sys.argv[1:] if argv is None else argv
     if not args or args[0] not in ("train", "eval", "check") or (args[0] == "check" and len(args) != 3):
@@ -68,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     used = {name for pool in NAME_POOLS.values() for name in pool.low_risk + pool.high_risk}
     assert used.isdisjoint(WIDE.low_risk + WIDE.high_risk), "the wide set must share no name with the built-in sets"
-    pools = MappingProxyType({**NAME_POOLS, "wide": WIDE, "crossed": CROSSED})
+    pools = MappingProxyType({**NAME_POOLS, "wide": WIDE, "crossed": CROSSED, "coined": coined_pool()})
     for module in pool_readers():
         module.NAME_POOLS = pools
     if args[0] == "check":
