@@ -104,8 +104,8 @@ for model in random $MODELS; do
   [[ $model == random || $model == small* || $model == coined* ]] || continue
   [ -f "$OUT/eval/$model-bandit_wide-val/summary.json" ] && continue
   [ "$model" = random ] && backend=() path=random || { backend=(--backend hf); path="$OUT/$model"; }
-  python "$HERE/../thinking_model/bandit_copy_probe.py" eval --model "$path" "${backend[@]}" --env ragen/Bandit-v0 \
-    --env-config name_set=wide --split val --seed-start 0 --episodes 256 --out "$OUT/eval" \
+  python "$HERE/../thinking_model/bandit_copy_probe.py" eval --model "$path" "${backend[@]}" --env bandit \
+    --env-config bandit:name_set=wide --split val --seed-start 0 --episodes 256 --out "$OUT/eval" \
     --run-name "$model-bandit_wide-val" --no-progress
 done
 # What a Bandit-only stage costs the grids (the addition with the judged counts): both913's first turn on three grid
