@@ -34,18 +34,37 @@ class DistInfo:
         return self.world_size > 1
 
 
+def torch_device(device: str, local_rank: int | None = None) -> torch.device:
+    """The torch device ``device`` names; with ``local_rank`` (a ``torchrun`` process) any ``cuda`` means
+    ``cuda:local_rank``. A ValueError when the name is not a device or the device is not available, so a run fails
+    before it writes anything."""
+    try:
+        dev = torch.device(device)
+    except RuntimeError as error:  # torch's own words name the accepted device types
+        raise ValueError(f"device={device!r} is not a torch device: {error}") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} but CUDA is not available")
+        if local_rank is not None:
+            return torch.device("cuda", local_rank)
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={device!r} but only {torch.cuda.device_count()} CUDA device(s) are visible")
+    elif dev.type != "cpu":
+        try:  # mps, xpu, ...: a tensor there is the one check every backend answers
+            torch.empty(0, device=dev)
+        except (RuntimeError, AssertionError) as error:
+            raise ValueError(f"device={device!r} is not available: {error}") from None
+    return dev
+
+
 def init_distributed(device: str = "cpu") -> DistInfo:
     """Join the ``torchrun`` process group if there is one; pick this rank's device."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but CUDA is not available")
+    dev = torch_device(device, local_rank)
+    if dev.type == "cuda":
         torch.cuda.set_device(local_rank)
-        dev = torch.device("cuda", local_rank)
-    else:
-        dev = torch.device(device)
     if world > 1 and not dist.is_initialized():
         dist.init_process_group(backend="nccl" if dev.type == "cuda" else "gloo")
     return DistInfo(rank, world, local_rank, dev)

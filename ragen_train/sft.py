@@ -40,6 +40,7 @@ from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag, parse_game_flag
 from ragen_eval.embedded_model import resolve_model_path
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
+from ragen_train.distributed import torch_device
 from ragen_train.loss import aggregate, token_logprobs
 from ragen_train.policy import load_tokenizer
 from ragen_train.rollout import append_turn, encode_text, env_turn_text, render_chat, start_trajectory
@@ -240,7 +241,8 @@ def batch_nll(model: Any, examples: Sequence[Example], pad_id: int, share_prefix
     it, so the loss and gradients equal those of the plain padded forward at a fraction of the cost.
     """
     prefix = shared_prefix_length(examples) if share_prefix and len(examples) > 1 else 0
-    batch = collate(examples, pad_id)
+    device = next(model.parameters()).device
+    batch = {key: value.to(device) for key, value in collate(examples, pad_id).items()}
     if prefix < 2:
         logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False).logits
         return masked_nll(logits, batch["input_ids"], batch["loss_mask"]), int(batch["loss_mask"].sum().item())
@@ -269,15 +271,18 @@ def _demo_seeds(out: Path, config: SFTConfig, *, fresh: bool) -> list[list[int]]
     return seeds
 
 
-def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
+def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu") -> Path:
     """Play the demos, fine-tune, save the checkpoint and logs to ``config.out``; returns that path.
 
     Resumes from ``out/resume`` when an earlier run of the same config left one there. With
     ``max_steps``, stops after that many steps of this call, saves the resumable state and returns
     (a run in chunks; the final checkpoint is written by the call that reaches the last step).
+    ``device`` is where the model trains (demonstrations are played on the CPU); like ``max_steps`` it
+    belongs to the call, not the run, so a run started on one device may be resumed on another.
     """
     from transformers import AutoModelForCausalLM
 
+    dev = torch_device(device)  # a missing device fails here, before anything is written
     out = Path(config.out)
     settings = config.to_dict()
     saved = out / "sft_config.json"
@@ -290,7 +295,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
     model_path = _resolve_model(config, out) if progress is None else resume
 
     tokenizer = load_tokenizer(model_path)
-    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32).to(dev)
     seeds = _demo_seeds(out, config, fresh=progress is None)
     schedules = [batch_schedule(config, e) for e in range(config.epochs)]
     total = sum(len(s) for s in schedules)
@@ -300,7 +305,8 @@ def run_sft(config: SFTConfig, max_steps: int | None = None) -> Path:
         (out / "sft_metrics.csv").unlink(missing_ok=True)
         (out / "demo_records.jsonl").unlink(missing_ok=True)
     else:
-        optimizer.load_state_dict(torch.load(resume / "optimizer.pt", weights_only=True))
+        # read onto the CPU: load_state_dict moves each state to its parameter's device
+        optimizer.load_state_dict(torch.load(resume / "optimizer.pt", weights_only=True, map_location="cpu"))
         step = int(progress["step"])
         print(f"resuming {out} at step {step}/{total}", flush=True)
     records = _read_records(out / "demo_records.jsonl", step)
@@ -518,6 +524,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-every", type=int, default=d.log_every, help="print progress every N steps")
     p.add_argument("--max-steps", type=int, default=None,
                    help="stop (resumably) after this many steps of this invocation; not part of the run's config")
+    p.add_argument("--device", default="cpu",
+                   help="torch device the model trains on (cpu, cuda, cuda:1, ...); not part of the run's config, so "
+                        "a run may be resumed on another device")
     p.add_argument("--help-config", action="store_true",
                    help="list every field of the run's config (SFTConfig, DemoConfig, and the game config of "
                         "each --env) with its default and help, and exit")
@@ -606,8 +615,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         bad_input(parser, f"--max-steps must be a positive int, got {args.max_steps}")
     try:
+        torch_device(args.device)
         check_runnable(config)
-        run_sft(config, args.max_steps)
+        run_sft(config, args.max_steps, args.device)
     except (ValueError, OSError) as error:  # OSError: permissions, a full disk (as ragen-eval reports them)
         bad_input(parser, str(error))
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
+torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragen_train.cli import main  # noqa: E402
@@ -41,6 +41,9 @@ def test_the_console_command_says_one_line_and_makes_nothing(tmp_path: Path) -> 
     (["--env", "bandit,frozenlake", "--env-config", ":height=5"], "--env-config takes ENV:KEY=VALUE"),
     (["--model", "no/such/checkpoint"], "--model 'no/such/checkpoint' is neither 'tiny', 'default' nor a transformers checkpoint"),
     (["--max-steps", "0"], "--max-steps must be a positive int, got 0"),
+    (["--device", "gpu0"], "device='gpu0' is not a torch device"),
+    pytest.param(["--device", "cuda"], "device='cuda' but CUDA is not available",
+                 marks=pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is there")),
     (["--help-config", "--env-config", "heigth=6"], "unknown BanditConfig fields: ['heigth']"),
 ])
 def test_bad_input_is_one_line_before_any_output(argv: list[str], named: str, tmp_path: Path,

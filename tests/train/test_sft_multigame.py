@@ -179,6 +179,21 @@ def test_a_run_in_chunks_ends_with_the_weights_of_a_run_in_one_go(tiny_model_dir
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("later", ["cpu:0", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="resuming on a GPU needs CUDA"))])
+def test_a_run_resumed_on_another_device_ends_with_the_weights_of_a_run_in_one_go(
+        tiny_model_dir: Path, tmp_path: Path, later: str) -> None:
+    whole = run_sft(_config(tmp_path / "whole", tiny_model_dir))
+    moved = tmp_path / "moved"
+    run_sft(_config(moved, tiny_model_dir), max_steps=2, device="cpu")
+    run_sft(_config(moved, tiny_model_dir), device=later)  # the device is the call's: the run is not refused
+    assert "device" not in json.loads((moved / "sft_config.json").read_text())
+    final = transformers.AutoModelForCausalLM.from_pretrained(moved)
+    reference = transformers.AutoModelForCausalLM.from_pretrained(whole)
+    for p, q in zip(final.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-3, atol=1e-5)
+
+
 def test_a_resumed_run_reads_its_level_seeds_instead_of_finding_them_again(tiny_model_dir: Path, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     config = _config(tmp_path / "run", tiny_model_dir)
