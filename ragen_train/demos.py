@@ -10,6 +10,10 @@ judges a model. Two players:
 - ``format``: :func:`ragen_envs.text.players.random_actions`, uniformly random valid actions, so a
   model from scratch learns the format, the action names and the turn structure without being
   handed the policy.
+
+With ``detour_turns`` a Sokoban demonstration opens with a detour (:func:`detour_moves`): turns that walk
+the player over free floor and back, pushing nothing, kept as history but out of the loss, so the
+turns trained on read the board behind longer histories than oracle play alone writes.
 """
 
 from __future__ import annotations
@@ -57,6 +61,9 @@ class DemoConfig:
     """Game config fields overriding the preset's."""
     thought: str = "describe"
     """What goes inside ``<think>`` when the protocol asks for it; one of :data:`THOUGHT_STYLES`."""
+    detour_turns: int = 0
+    """Sokoban only: open each demonstration with up to this many turns (0 to this, drawn per demonstration) of a
+    walk over free floor that pushes nothing and returns to the start, kept as history but out of the loss."""
 
     def __post_init__(self) -> None:
         if self.mode not in DEMO_MODES:
@@ -67,19 +74,29 @@ class DemoConfig:
         check_game_settings(self.env, self.env_config, self.protocol)
         object.__setattr__(self, "protocol", coerce_config(ProtocolConfig, self.protocol))  # checked just above
         require_ints(self, ("num_episodes",))
-        require_ints(self, ("seed",), minimum=0)
+        require_ints(self, ("seed", "detour_turns"), minimum=0)
+        # the game is known by its state (docs/interfaces.md), so one level is drawn to ask
+        if self.detour_turns and TextEpisode(self.env, 0, None, self.env_config or None).game.state_dict().get(
+                "game") != "sokoban":
+            raise ValueError(f"detour_turns is for Sokoban games; {self.env!r} is not one")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form (``protocol``: the fields that differ from the defaults)."""
-        return {**asdict(self), "protocol": non_default_fields(self.protocol)}
+        """JSON-friendly form (``protocol``: the fields that differ from the defaults; ``detour_turns`` only when
+        set, so the config of a run without detours reads as it did before they existed, and it still resumes)."""
+        values = {**asdict(self), "protocol": non_default_fields(self.protocol)}
+        if not self.detour_turns:
+            del values["detour_turns"]
+        return values
 
 
 @dataclass
 class Demo:
-    """One played demonstration: the full chat (system, user, assistant, ...) and the episode record."""
+    """One played demonstration: the full chat (system, user, assistant, ...), the episode record, and how
+    many of its first replies are a detour (history, out of the loss)."""
 
     messages: list[dict[str, str]]
     record: dict[str, Any]
+    context_turns: int = 0
 
 
 def play_demos(config: DemoConfig) -> list[Demo]:
@@ -127,10 +144,57 @@ def play_demo(config: DemoConfig, index: int, level_seed: int) -> Demo | None:
     demonstration can be replayed alone (a resumed SFT run regenerates its data from the index).
     """
     episode = TextEpisode(config.env, level_seed, config.protocol, config.env_config or None)
-    play_episode(episode, config.mode, np.random.default_rng([config.seed, index]), config.thought)
+    rng = np.random.default_rng([config.seed, index])
+    detour = 0
+    if config.detour_turns:
+        for actions in detour_moves(episode, int(rng.integers(0, config.detour_turns + 1)), rng):
+            episode.step(render_response(episode, actions, config.thought))
+            detour += 1
+    play_episode(episode, config.mode, rng, config.thought)
     if config.successful_only and not episode.success:
         return None
-    return Demo(messages=episode.history, record=episode.record())
+    record = episode.record() | ({"detour_turns": detour} if config.detour_turns else {})
+    return Demo(messages=episode.history, record=record, context_turns=detour)
+
+
+#: Sokoban's moves, their (row, column) steps and the move that undoes each.
+_STEPS = {"Up": (-1, 0), "Down": (1, 0), "Left": (0, -1), "Right": (0, 1)}
+_BACK = {"Up": "Down", "Down": "Up", "Left": "Right", "Right": "Left"}
+
+
+def detour_moves(episode: TextEpisode, turns: int, rng: np.random.Generator) -> list[list[str]]:
+    """A walk over free floor from the player's cell and back, pushing nothing, as ``turns`` turns of 1 to the
+    protocol's per-turn budget moves each (fewer turns where the budget is short or the player is boxed in; ``[]``
+    for none).
+
+    The walk's length and its split into turns are drawn from ``rng``; it spends at most half of the episode's action
+    budget and leaves one turn at least, so the oracle plays on from the start position, where the level's
+    certificate still holds.
+    """
+    config, state = episode.config, episode.game.state_dict()
+    per_turn = config.max_actions_per_turn
+    most = min(turns * per_turn, episode.actions_left // 2)  # moves, out and back
+    turns = min(turns, config.max_turns - episode.turn - 1, most)
+    if turns < 1 or most < 2:
+        return []
+    blocked = {tuple(cell) for cell in state["walls"]} | {tuple(cell) for cell in state["boxes"]}
+    row, col = state["player"]
+    out: list[str] = []
+    for _ in range(int(rng.integers(max(1, (turns + 1) // 2), most // 2 + 1))):
+        free = [m for m, (dr, dc) in _STEPS.items() if (row + dr, col + dc) not in blocked]
+        if not free:
+            break
+        move = free[int(rng.integers(len(free)))]
+        out.append(move)
+        row, col = row + _STEPS[move][0], col + _STEPS[move][1]
+    walk = out + [_BACK[m] for m in reversed(out)]
+    turns = min(turns, len(walk))
+    counts = [1] * turns  # each turn sends one move at least; the rest go to turns with room, one at a time
+    for _ in range(len(walk) - turns):
+        open_turns = [k for k, n in enumerate(counts) if n < per_turn]
+        counts[open_turns[int(rng.integers(len(open_turns)))]] += 1
+    cuts = np.cumsum([0, *counts])
+    return [walk[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator, thought: str = "describe") -> None:

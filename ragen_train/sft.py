@@ -118,7 +118,7 @@ class Example:
 
 
 def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
-                  stop_ids: Sequence[int] | None = None) -> tuple[list[int], list[int]]:
+                  stop_ids: Sequence[int] | None = None, context_turns: int = 0) -> tuple[list[int], list[int]]:
     """Token ids of a finished chat and its loss mask, laid out exactly as a rollout lays out an episode.
 
     Every turn goes through the rollout's own :func:`~ragen_train.rollout.append_turn`: the first
@@ -127,7 +127,8 @@ def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
     text up to the next generation header (mask 0). ``stop_ids`` are the ids that may end a reply
     (default: the tokenizer's EOS); the one the template closes replies with is used. A reply is
     taken as finished: a rollout reply cut off by the token limit has no stop token, so for it the
-    two layouts differ in that token's mask (and, on the last turn, its presence).
+    two layouts differ in that token's mask (and, on the last turn, its presence). The first
+    ``context_turns`` replies (a demonstration's detour) keep their tokens with mask 0: history only.
     """
     chat = list(messages)
     firsts = [k for k, m in enumerate(chat) if m.get("role") == "assistant"]
@@ -149,8 +150,11 @@ def tokenize_chat(tokenizer: Any, messages: Sequence[dict[str, str]],
             if not full.startswith(head):
                 raise ValueError("the chat template does not render the last reply as an extension of its prompt")
             after = full[len(head):]
+        start = len(traj.input_ids)
         append_turn(traj, tokenizer, encode_text(tokenizer, chat[k]["content"]), after, turn=n, reward=0.0,
                     stop_ids=stop_ids, add_stop=True, final=final)
+        if n < context_turns:
+            traj.loss_mask[start:] = [0] * (len(traj.loss_mask) - start)
     return traj.input_ids, traj.loss_mask
 
 
@@ -160,7 +164,7 @@ def tokenize_demos(demos: Sequence[Demo], tokenizer: Any, max_seq_len: int,
     or with ``drop_long`` a None in its place."""
     examples: list[Example | None] = []
     for demo in demos:
-        ids, mask = tokenize_chat(tokenizer, demo.messages)
+        ids, mask = tokenize_chat(tokenizer, demo.messages, context_turns=demo.context_turns)
         if len(ids) <= max_seq_len:
             examples.append(Example(ids, mask))
         elif drop_long:
@@ -397,7 +401,8 @@ def _save_resume(model: Any, tokenizer: Any, optimizer: torch.optim.Optimizer, s
 
 def _summary_record(line: dict[str, Any]) -> dict[str, Any]:
     """The fields of an episode record that the demo summary needs (the full record holds the transcript)."""
-    keep = ("step", "set", "index", "dropped", "success", "total_reward", "num_turns", "num_actions")
+    keep = ("step", "set", "index", "dropped", "success", "total_reward", "num_turns", "num_actions",
+            "detour_turns")
     return {k: line[k] for k in keep if k in line}
 
 
@@ -499,6 +504,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "are, how the goal lies, what the moves do), grounded (templated without what the moves "
                         "do), or none")
     p.add_argument("--demo-seed", type=int, default=dd.seed, help="seed of the demonstration set")
+    p.add_argument("--detour-turns", default=str(dd.detour_turns), action=GivenOnce,
+                   help="Sokoban only: open each demonstration with up to N turns of a walk over free floor and "
+                        "back, kept as history but out of the loss; one N for every game, or one per --env game")
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
@@ -548,12 +556,18 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     if len(counts) not in (1, len(envs)) or not all(c.strip().isdigit() and int(c) > 0 for c in counts):
         bad_input(parser, f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
     counts = [int(c) for c in counts] * (len(envs) if len(counts) == 1 else 1)
+    detours = a.detour_turns.split(",")
+    if len(detours) not in (1, len(envs)) or not all(d.strip().isdigit() for d in detours):
+        bad_input(parser, f"--detour-turns {a.detour_turns!r} must be one count (0 or more), or one per --env game "
+                          f"({len(envs)})")
+    detours = [int(d) for d in detours] * (len(envs) if len(detours) == 1 else 1)
     try:
         protocol, env_configs = parse_flag(a.protocol, "--protocol"), demo_env_configs(a.env_config, envs)
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
         demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
-                            successful_only=a.successful_only, protocol=protocol, env_config=env_config)
-                 for env, n, env_config in zip(envs, counts, env_configs)]
+                            successful_only=a.successful_only, protocol=protocol, env_config=env_config,
+                            detour_turns=detour)
+                 for env, n, env_config, detour in zip(envs, counts, env_configs, detours)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
                          drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size,
