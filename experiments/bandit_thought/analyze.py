@@ -8,8 +8,9 @@ training partner of the level's low-risk arm (the pair "low arm, answer" is a tr
 by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the held-out name sets and its addition's
 rule on the whole-token replicates, the rule on the random-weight replicates at two sizes, and the crossed-pairs
 addition's rules on the short Bandit stages from the thinking model's Q1, and the spaced-answer addition's, which
-also counts answer-level misses (the thought chose an arm of the level, the answer names none). Writes summary.json
-beside this file.
+also counts answer-level misses (the thought chose an arm of the level, the answer names none), and the coined-names
+addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``). Writes summary.json beside
+this file; rows of summary.json whose evaluations are not under the directory (played on another machine) are kept.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big)90[378]"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined)90[378]"
                  r"|q1|(?:judged|crossed|both|more|spaced)91[34])"
-                 r"-(?P<preset>bandit|bandit_heldout|bandit_reversed)-val")
+                 r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
+WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on
 JUDGED = ("bandit_heldout", "bandit_reversed")
 ON_ARMS = 0.98  # the plan's share of answers that must name one of the level's arms
 WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside the wide name set
@@ -40,6 +42,8 @@ WIDE = ("mixed", "mixed2", "mixed3")  # the additions' models, trained beside th
 REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908": ("words908", "list908")}
 # the random-weight addition's replicates, by seed: (4 x 256, 2 x 128)
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
+# the coined-names addition's replicates, by seed: (judged sets with coined names, judged sets alone), 2 x 128
+COINED = {seed: (f"coined{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
           "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914")}
@@ -52,7 +56,8 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
     partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train level beside
     it), and answer-level misses (the thought's last "I choose X." names an arm of the level, the answer none);
     ``pairs``: episodes and answers on the arms per pair ("low, high")."""
-    high_risk = set(NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
+    high_risk = set() if preset == WIDE_VAL else set(  # no model trained on a wide name: no training partner
+        NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
     counts: Counter[str] = Counter()
     pairs: dict[str, list[int]] = {}
     for record in read_jsonl(episodes):
@@ -79,14 +84,16 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
             "pairs": dict(sorted(pairs.items()))}
 
 
-def summarize(runs: Path) -> dict[str, Any]:
-    """Per evaluation: success, format errors and the answer counts; and the plan's rule."""
-    rows: dict[str, dict[str, Any]] = {}
+def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Per evaluation: success, format errors and the answer counts; and the plan's rule. ``kept``: rows of
+    evaluations that are not under ``runs`` (a committed summary.json's), judged beside the ones found there."""
+    rows: dict[str, dict[str, Any]] = dict(kept or {})
     for run in sorted(runs.iterdir()):
         match = RUN.fullmatch(run.name)
         if not match or not (run / "summary.json").is_file():
             continue
-        group = json.loads((run / "summary.json").read_text())["per_env"][match["preset"]]
+        env = "bandit" if match["preset"] == WIDE_VAL else match["preset"]  # the wide set is played on `bandit`
+        group = json.loads((run / "summary.json").read_text())["per_env"][env]
         rows[run.name] = {"model": match["model"], "preset": match["preset"], "success_rate": group["success_rate"],
                           "format_error_rate": group["format_error_rate"], **answers(run / "episodes.jsonl", match["preset"])}
 
@@ -116,7 +123,8 @@ def summarize(runs: Path) -> dict[str, Any]:
                 "the 4 x 256 shape copies the held-out names from this data", "size helps",
                 "size is not shown to matter: reported as it is")),
             "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows),
-            "decision_more": both_rule(rows, "more"), "decision_spaced": spaced_rule(rows)}
+            "decision_more": both_rule(rows, "more"), "decision_spaced": spaced_rule(rows),
+            "decision_coined": coined_rule(rows)}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -148,6 +156,30 @@ def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
     misses = {model: sum(rows[f"{model}-{preset}-val"]["answer_level_miss"] for preset in JUDGED) for model in under}
     if all(misses[spaced] == 0 < misses[judged] for spaced, judged in zip(STAGES["spaced"], STAGES["judged"])):
         return "the respelling caused the answer-level misses: keep spaced answers beside the next stage's other changes"
+    return "reported as it is"
+
+
+def coined_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The coined-names addition's rule (None until its six models played bandit, the two judged sets and the wide
+    val set): coined names are the lever if every `coined` model is under gate 2 on the three presets and answers on
+    the level's arms on 98% of the wide turns; they help if on each seed `coined` answers on the arms more often than
+    `small` on the judged sets together and on the wide set; otherwise the result is reported as it is."""
+    presets = ("bandit", *JUDGED, WIDE_VAL)
+    if any(f"{model}-{preset}-val" not in rows for pair in COINED.values() for model in pair for preset in presets):
+        return None
+
+    def on(model: str, *names: str) -> int:
+        return sum(rows[f"{model}-{preset}-val"]["on_arms"] for preset in names)
+
+    def wide_share(model: str) -> float:
+        row = rows[f"{model}-{WIDE_VAL}-val"]
+        return row["on_arms"] / row["episodes"]
+
+    if all(under_gate_2(rows, coined) and wide_share(coined) >= ON_ARMS for coined, _ in COINED.values()):
+        return "coined names are the Bandit lever"
+    if all(on(coined, *JUDGED) > on(small, *JUDGED) and on(coined, WIDE_VAL) > on(small, WIDE_VAL)
+           for coined, small in COINED.values()):
+        return "coined names help: reported with the gap"
     return "reported as it is"
 
 
@@ -188,9 +220,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.runs.is_dir():
         parser.exit(2, f"analyze.py: error: {args.runs} is not a directory\n")
-    summary = summarize(args.runs)
-    if not summary["runs"]:
+    committed = HERE / "summary.json"
+    kept = json.loads(committed.read_text())["runs"] if committed.is_file() else {}
+    if not any(RUN.fullmatch(run.name) and (run / "summary.json").is_file() for run in args.runs.iterdir()):
         parser.exit(2, f"analyze.py: error: no finished evaluation under {args.runs}\n")
+    summary = summarize(args.runs, kept)
     (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print("| model | preset | success | format errors | answers on the level's arms | training partner of the low arm "
           "| answer-level misses |")
@@ -201,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
-          "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"])
+          "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"],
+          "| coined names:", summary["decision_coined"])
     return 0
 
 

@@ -21,7 +21,8 @@ def _train_partners(low: str) -> set[str]:
     return {high[len("high="):] for _, low_part, high in pairs if low_part == f"low={low}"}
 
 
-def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks: list[str] | None = None) -> None:
+def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks: list[str] | None = None,
+         env: str | None = None) -> None:
     run = root / name
     run.mkdir(parents=True)
     arms = [{"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}]
@@ -30,7 +31,7 @@ def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks:
     (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     format_errors = 1 - on_arms / len(answers)
     (run / "summary.json").write_text(json.dumps(
-        {"per_env": {preset: {"success_rate": 0.5, "format_error_rate": format_errors}}}))
+        {"per_env": {env or preset: {"success_rate": 0.5, "format_error_rate": format_errors}}}))
 
 
 def test_off_arm_answers_are_split_into_training_partners_and_the_rest(tmp_path):
@@ -194,3 +195,42 @@ def test_the_spaced_rule_pairs_each_spaced_model_with_its_judged_twin(tmp_path, 
     assert summary["decision_spaced"] == verdict
     (tmp_path / "judged914-bandit-val" / "summary.json").unlink()
     assert analyze.summarize(tmp_path)["decision_spaced"] is None  # waits for every model and preset
+
+
+def _coined_runs(root, model: str, judged_on: int, wide_on: int) -> None:
+    """``model`` on bandit (all on the arms), both judged sets (``judged_on`` of 256 each) and the wide val set,
+    which ragen-eval files under the bandit preset's name."""
+    _run(root, f"{model}-bandit-val", "bandit", ["Tiger"] * 256, 256)
+    for preset in analyze.JUDGED:
+        _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * judged_on + ["Shark"] * (256 - judged_on), judged_on)
+    _run(root, f"{model}-bandit_wide-val", "bandit_wide", ["Tiger"] * wide_on + ["Torrent"] * (256 - wide_on), wide_on,
+         env="bandit")
+
+
+@pytest.mark.parametrize("coined, small, verdict", [
+    ((252, 251), (200, 200), "coined names are the Bandit lever"),  # 4 of 256 off is under 2%; 251 >= 0.98 * 256
+    ((252, 250), (200, 200), "coined names help: reported with the gap"),  # the wide set short of 98% on every seed
+    ((240, 240), (240, 200), "reported as it is"),  # no gain on the judged sets
+    ((240, 240), (200, 240), "reported as it is"),  # no gain on the wide set
+])
+def test_the_coined_rule_pairs_each_coined_model_with_the_small_one_of_its_seed(tmp_path, coined, small, verdict):
+    for treated, control in analyze.COINED.values():
+        _coined_runs(tmp_path, treated, *coined)
+        _coined_runs(tmp_path, control, *small)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_coined"] == verdict
+    wide = summary["runs"]["coined907-bandit_wide-val"]
+    assert (wide["preset"], wide["on_arms"], wide["training_partner"]) == ("bandit_wide", coined[1], 0)
+    (tmp_path / "small908-bandit_wide-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_coined"] is None  # waits for every model and preset
+
+
+def test_rows_played_elsewhere_are_kept_and_rows_played_here_replace_them(tmp_path):
+    _run(tmp_path, "list-bandit_heldout-val", "bandit_heldout", ["Tiger"] * 256, 256)
+    elsewhere = {"model": "chosen", "preset": "bandit_heldout", "success_rate": 0.0, "format_error_rate": 1.0,
+                 "episodes": 256, "on_arms": 2, "training_partner": 240, "answer_level_miss": 0, "pairs": {}}
+    stale = dict(elsewhere, model="list", on_arms=21)
+    rows = analyze.summarize(tmp_path, {"chosen-bandit_heldout-val": elsewhere,
+                                        "list-bandit_heldout-val": stale})["runs"]
+    assert rows["chosen-bandit_heldout-val"] == elsewhere
+    assert rows["list-bandit_heldout-val"]["on_arms"] == 256
