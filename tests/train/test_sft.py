@@ -24,6 +24,7 @@ from ragen_train.sft import (  # noqa: E402
     tokenize_chat,
     tokenize_demos,
 )
+from tests.train.loss_spans import trained_spans  # noqa: E402
 
 pytestmark = pytest.mark.train
 
@@ -93,16 +94,7 @@ def test_demo_tokens_under_the_mask_are_exactly_the_replies(tiny_model_dir: Path
     demos = play_demos(DemoConfig(env="frozenlake", mode="format", num_episodes=4, seed=4))
     for demo, ex in zip(demos, tokenize_demos(demos, tok, 8192), strict=True):
         replies = [m["content"] for m in demo.messages if m["role"] == "assistant"]
-        spans, current = [], []
-        for token, keep in zip(ex.input_ids, ex.loss_mask):
-            if keep:
-                current.append(token)
-            elif current:
-                spans.append(current)
-                current = []
-        if current:
-            spans.append(current)
-        decoded = [tok.decode(span) for span in spans]
+        decoded = [tok.decode(span) for span in trained_spans(ex.input_ids, ex.loss_mask)]
         assert decoded == [reply + tok.eos_token for reply in replies]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from ragen_train.demos import DemoConfig, level_seeds, play_demo
+from tests.train.loss_spans import trained_spans
 
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -55,15 +56,7 @@ def test_detour_replies_are_history_out_of_the_loss(tiny_model_dir: Path) -> Non
     assert any(d.context_turns for d in demos)
     for demo, example in zip(demos, tokenize_demos(demos, tok, 8192), strict=True):
         replies = [m["content"] for m in demo.messages if m["role"] == "assistant"]
-        spans, current = [], []
-        for token, keep in zip(example.input_ids, example.loss_mask):
-            if keep:
-                current.append(token)
-            elif current:
-                spans.append(current)
-                current = []
-        if current:
-            spans.append(current)
+        spans = trained_spans(example.input_ids, example.loss_mask)
         assert [tok.decode(span) for span in spans] == [r + tok.eos_token for r in replies[demo.context_turns:]]
         # the detour is still in the tokens, as the history the trained turns read
         assert all(r in tok.decode(example.input_ids) for r in replies[:demo.context_turns])
