@@ -211,6 +211,22 @@ def test_stage_s_stops_on_val_where_gate_1_or_2_fails(tmp_path):
         _summary(tmp_path)
 
 
+def test_stage_s6_is_a_candidate_after_s_and_stops_on_val_as_s_does(tmp_path):
+    """plan6.md: S6 is judged beside S's committed val runs; where S fails gate 2 and S6 passes every gate, val picks
+    S6 and the test look may follow; where S6 fails gate 1 or 2 it stops as S does."""
+    _baselines(tmp_path, "val")
+    _model(tmp_path, "s", "val", format_error_rate={"bandit_heldout": 0.051})
+    _model(tmp_path, "s6", "val")
+    summary = _summary(tmp_path)
+    assert list(summary["val"]["candidates"]) == ["s", "s6"]
+    assert summary["val"]["candidates"]["s"]["stop_check"]["stop"]
+    assert summary["state"] == "in progress: val picked s6, 0 of 39 test evaluations"
+    _model(tmp_path, "s6", "val", format_error_rate={"bandit_reversed": 0.03})
+    summary = _summary(tmp_path)
+    assert summary["val"]["candidates"]["s6"]["stop_check"]["val_gates_failed"] == ["2"]
+    assert summary["state"].startswith("stopped: val picked s")
+
+
 def test_a_test_that_passes_every_gate_ships(tmp_path):
     _baselines(tmp_path, "val")
     _model(tmp_path, "t1", "val")
