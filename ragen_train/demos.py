@@ -91,12 +91,15 @@ class DemoConfig:
 
 @dataclass
 class Demo:
-    """One played demonstration: the full chat (system, user, assistant, ...), the episode record, and how
-    many of its first replies are a detour (history, out of the loss)."""
+    """One played demonstration: the full chat (system, user, assistant, ...) and the episode record."""
 
     messages: list[dict[str, str]]
     record: dict[str, Any]
-    context_turns: int = 0
+
+    @property
+    def context_turns(self) -> int:
+        """How many of the first replies are a detour (history, out of the loss): the record's ``detour_turns``."""
+        return int(self.record.get("detour_turns", 0))
 
 
 def play_demos(config: DemoConfig) -> list[Demo]:
@@ -145,16 +148,14 @@ def play_demo(config: DemoConfig, index: int, level_seed: int) -> Demo | None:
     """
     episode = TextEpisode(config.env, level_seed, config.protocol, config.env_config or None)
     rng = np.random.default_rng([config.seed, index])
-    detour = 0
-    if config.detour_turns:
-        for actions in detour_moves(episode, int(rng.integers(0, config.detour_turns + 1)), rng):
-            episode.step(render_response(episode, actions, config.thought))
-            detour += 1
+    detour = detour_moves(episode, int(rng.integers(0, config.detour_turns + 1)), rng) if config.detour_turns else []
+    for actions in detour:
+        episode.step(render_response(episode, actions, config.thought))
     play_episode(episode, config.mode, rng, config.thought)
     if config.successful_only and not episode.success:
         return None
-    record = episode.record() | ({"detour_turns": detour} if config.detour_turns else {})
-    return Demo(messages=episode.history, record=record, context_turns=detour)
+    record = episode.record() | ({"detour_turns": len(detour)} if config.detour_turns else {})
+    return Demo(messages=episode.history, record=record)
 
 
 #: Sokoban's moves, their (row, column) steps and the move that undoes each.

@@ -550,17 +550,10 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
     if a.out is None:
         bad_input(parser, "the following arguments are required: --out")
     envs = a.env.split(",")
-    counts = a.episodes.split(",")
     if len(set(envs)) != len(envs) or not all(envs):
         bad_input(parser, f"--env {a.env!r} names a game twice or has an empty name")
-    if len(counts) not in (1, len(envs)) or not all(c.strip().isdigit() and int(c) > 0 for c in counts):
-        bad_input(parser, f"--episodes {a.episodes!r} must be one positive count, or one per --env game ({len(envs)})")
-    counts = [int(c) for c in counts] * (len(envs) if len(counts) == 1 else 1)
-    detours = a.detour_turns.split(",")
-    if len(detours) not in (1, len(envs)) or not all(d.strip().isdigit() for d in detours):
-        bad_input(parser, f"--detour-turns {a.detour_turns!r} must be one count (0 or more), or one per --env game "
-                          f"({len(envs)})")
-    detours = [int(d) for d in detours] * (len(envs) if len(detours) == 1 else 1)
+    counts = per_game_counts(parser, "--episodes", a.episodes, len(envs), 1, "one positive count")
+    detours = per_game_counts(parser, "--detour-turns", a.detour_turns, len(envs), 0, "one count (0 or more)")
     try:
         protocol, env_configs = parse_flag(a.protocol, "--protocol"), demo_env_configs(a.env_config, envs)
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
@@ -575,6 +568,16 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
                          share_prefix=a.share_prefix, checkpoint_every=a.checkpoint_every, log_every=a.log_every)
     except (ValueError, TypeError) as error:
         bad_input(parser, str(error))
+
+
+def per_game_counts(parser: argparse.ArgumentParser, flag: str, text: str, games: int, minimum: int,
+                    what: str) -> list[int]:
+    """``flag``'s comma-separated counts, one for every ``--env`` game or one per game (``games`` of them), each at
+    least ``minimum``; anything else exits 2 saying the flag must be ``what``, or one per game."""
+    items = text.split(",")
+    if len(items) not in (1, games) or not all(i.strip().isdigit() and int(i) >= minimum for i in items):
+        bad_input(parser, f"{flag} {text!r} must be {what}, or one per --env game ({games})")
+    return [int(i) for i in items] * (games if len(items) == 1 else 1)
 
 
 def demo_env_configs(items: Sequence[str], envs: Sequence[str]) -> list[dict[str, Any]]:
@@ -629,7 +632,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_steps is not None and args.max_steps < 1:
         bad_input(parser, f"--max-steps must be a positive int, got {args.max_steps}")
     try:
-        torch_device(args.device)
         check_runnable(config)
         run_sft(config, args.max_steps, args.device)
     except (ValueError, OSError) as error:  # OSError: permissions, a full disk (as ragen-eval reports them)
