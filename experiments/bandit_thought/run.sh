@@ -90,20 +90,19 @@ for model in random $MODELS; do
   # crossed levels: train pairs only, none a judged val/test pair (checked before any look)
   [[ $model == crossed* || $model == both* || $model == more* ]] &&
     python "$HERE/../thinking_model/bandit_copy_probe.py" check "$OUT/$model" 3
+  case $model in
+    random) backend=(); path=random ;;
+    q1) backend=(--backend hf); path=$Q1 ;;
+    *) backend=(--backend hf); path="$OUT/$model" ;;
+  esac
   for preset in $PRESETS; do
     [ -f "$OUT/eval/$model-$preset-val/summary.json" ] && continue
-    case $model in
-      random) backend=(); path=random ;;
-      q1) backend=(--backend hf); path=$Q1 ;;
-      *) backend=(--backend hf); path="$OUT/$model" ;;
-    esac
     ragen-eval --model "$path" "${backend[@]}" --env "$preset" --split val --seed-start 0 --episodes 256 \
       --out "$OUT/eval" --run-name "$model-$preset-val" --no-progress
   done
   # names no model trained on, about 40 val pairs (the coined-names addition)
   [[ $model == random || $model == small* || $model == coined* ]] || continue
   [ -f "$OUT/eval/$model-bandit_wide-val/summary.json" ] && continue
-  [ "$model" = random ] && backend=() path=random || { backend=(--backend hf); path="$OUT/$model"; }
   python "$HERE/../thinking_model/bandit_copy_probe.py" eval --model "$path" "${backend[@]}" --env bandit \
     --env-config bandit:name_set=wide --split val --seed-start 0 --episodes 256 --out "$OUT/eval" \
     --run-name "$model-bandit_wide-val" --no-progress
