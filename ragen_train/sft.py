@@ -572,8 +572,8 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
 
 def per_game_counts(parser: argparse.ArgumentParser, flag: str, text: str, games: int, minimum: int,
                     what: str) -> list[int]:
-    """``flag``'s comma-separated counts, one for every ``--env`` game or one per game (``games`` of them), each at
-    least ``minimum``; anything else exits 2 saying the flag must be ``what``, or one per game."""
+    """``flag``'s counts for ``games`` ``--env`` games: one count that every game takes, or a comma-separated count
+    per game, each at least ``minimum``; anything else exits 2 saying the flag must be ``what``, or one per game."""
     items = text.split(",")
     if len(items) not in (1, games) or not all(i.strip().isdigit() and int(i) >= minimum for i in items):
         bad_input(parser, f"{flag} {text!r} must be {what}, or one per --env game ({games})")
