@@ -65,8 +65,7 @@ def warm_start(path: str, env_name: str, episodes: int, epochs: int, seed: int) 
     for epoch in range(epochs):
         rng = np.random.default_rng([seed, epoch])  # each epoch draws its own random calls
         for start in range(0, episodes, 16):
-            loss, _ = batch_nll(model, [tool_call_demo(tokenizer, env, s, rng) for s in seeds[start:start + 16]],
-                                tokenizer.pad_token_id)
+            loss, _ = batch_nll(model, [tool_call_demo(tokenizer, env, s, rng) for s in seeds[start:start + 16]])
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()

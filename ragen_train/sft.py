@@ -84,8 +84,9 @@ class SFTConfig:
     tiny_num_layers: int = 2
     """Layers when ``model`` is ``tiny``."""
     share_prefix: bool = True
-    """Run the prompt prefix that a batch's episodes share once, not once per episode (same loss and
-    gradients; several times faster when prompts are long and alike)."""
+    """Run the prompt prefix that a batch's episodes share once, not once per episode, when it is at least
+    as long as the rest of an episode on average (same loss and gradients; faster when prompts are long and
+    alike and replies short)."""
     checkpoint_every: int = 200
     """Save the resumable state under ``out/resume`` every this many optimizer steps."""
     log_every: int = 50
@@ -175,29 +176,6 @@ def tokenize_demos(demos: Sequence[Demo], tokenizer: Any, max_seq_len: int,
     return examples
 
 
-def collate(examples: Sequence[Example], pad_id: int) -> dict[str, torch.Tensor]:
-    """Right-pad a batch; padding has attention 0 and loss mask 0."""
-    length = max(len(e.input_ids) for e in examples)
-    ids = torch.full((len(examples), length), pad_id, dtype=torch.long)
-    attention = torch.zeros((len(examples), length), dtype=torch.long)
-    mask = torch.zeros((len(examples), length), dtype=torch.float32)
-    for row, e in enumerate(examples):
-        n = len(e.input_ids)
-        ids[row, :n] = torch.tensor(e.input_ids)
-        attention[row, :n] = 1
-        mask[row, :n] = torch.tensor(e.loss_mask, dtype=torch.float32)
-    return {"input_ids": ids, "attention_mask": attention, "loss_mask": mask}
-
-
-def masked_nll(logits: torch.Tensor, input_ids: torch.Tensor, loss_mask: torch.Tensor) -> torch.Tensor:
-    """Token-mean negative log-likelihood of the tokens whose loss mask is 1.
-
-    Uses the trainer's own :func:`~ragen_train.loss.token_logprobs` (aligned with ``input_ids``) and
-    token-mean :func:`~ragen_train.loss.aggregate`, so SFT and RL score a token the same way.
-    """
-    return aggregate(-token_logprobs(logits, input_ids), loss_mask, "token-mean")
-
-
 def learning_rate(step: int, total: int, config: SFTConfig) -> float:
     """Linear warm-up to ``lr``, then cosine decay to ``0.1 * lr`` at ``total``."""
     if step < config.warmup_steps:
@@ -237,26 +215,48 @@ def shared_prefix_length(examples: Sequence[Example]) -> int:
     return max(length, 0)
 
 
-def batch_nll(model: Any, examples: Sequence[Example], pad_id: int, share_prefix: bool = True) -> tuple[torch.Tensor, int]:
-    """:func:`masked_nll` of a batch and the number of trained tokens.
+def prefix_to_share(examples: Sequence[Example], share_prefix: bool = True) -> int:
+    """How many leading tokens :func:`batch_nll` runs once for the whole batch; 0 for none.
 
-    With ``share_prefix`` the common prompt prefix (:func:`shared_prefix_length`) runs once as a
-    batch of one; its key/value cache, repeated for every example, carries the gradients back into
-    it, so the loss and gradients equal those of the plain padded forward at a fraction of the cost.
+    The common prefix (:func:`shared_prefix_length`) is shared only when it is at least as long as
+    the mean remainder: a remainder that runs on a cache needs an attention mask, and a long masked
+    pass costs more than running its example whole with the plain causal kernel.
     """
-    prefix = shared_prefix_length(examples) if share_prefix and len(examples) > 1 else 0
+    if not share_prefix or len(examples) < 2:
+        return 0
+    prefix = shared_prefix_length(examples)
+    mean_rest = sum(len(e.input_ids) for e in examples) / len(examples) - prefix
+    return prefix if prefix >= max(2, mean_rest) else 0
+
+
+def batch_nll(model: Any, examples: Sequence[Example], share_prefix: bool = True) -> tuple[torch.Tensor, int]:
+    """Token-mean negative log-likelihood of a batch's trained tokens, and their number.
+
+    Each example runs on its own, unpadded, so no work goes to padding; with ``share_prefix`` the
+    prefix of :func:`prefix_to_share` runs once and every example's remainder runs on its key/value
+    cache, which carries the gradients back into it. Either way the loss and gradients are those of
+    one padded forward of the batch (up to float rounding). Scored by the trainer's own
+    :func:`~ragen_train.loss.token_logprobs`, so SFT and RL score a token the same way.
+    """
+    from transformers import DynamicCache
+
     device = next(model.parameters()).device
-    batch = {key: value.to(device) for key, value in collate(examples, pad_id).items()}
-    if prefix < 2:
-        logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], use_cache=False).logits
-        return masked_nll(logits, batch["input_ids"], batch["loss_mask"]), int(batch["loss_mask"].sum().item())
-    head = model(input_ids=batch["input_ids"][:1, :prefix], use_cache=True)
-    cache = head.past_key_values
-    cache.batch_repeat_interleave(len(examples))
-    logits = model(input_ids=batch["input_ids"][:, prefix:], attention_mask=batch["attention_mask"],
-                   past_key_values=cache, use_cache=True).logits
-    loss = aggregate(-token_logprobs(logits, batch["input_ids"], start=prefix), batch["loss_mask"], "token-mean")
-    return loss, int(batch["loss_mask"].sum().item())
+    prefix = prefix_to_share(examples, share_prefix)
+    tokens = sum(sum(e.loss_mask) for e in examples)
+    head = None
+    if prefix:
+        cache = model(input_ids=torch.tensor([examples[0].input_ids[:prefix]], device=device), use_cache=True)
+        head = [(layer.keys, layer.values) for layer in cache.past_key_values.layers]
+    loss = torch.zeros((), device=device)
+    for e in examples:
+        ids = torch.tensor([e.input_ids], device=device)
+        mask = torch.tensor([e.loss_mask], dtype=torch.float32, device=device)
+        if head is None:
+            logits = model(input_ids=ids, use_cache=False).logits
+        else:  # a fresh cache each time: a forward appends the example's own keys to the one it is given
+            logits = model(input_ids=ids[:, prefix:], past_key_values=DynamicCache(head), use_cache=True).logits
+        loss = loss + aggregate(-token_logprobs(logits, ids, start=prefix), mask, "token-mean", denominator=tokens)
+    return loss, tokens
 
 
 def _demo_seeds(out: Path, config: SFTConfig, *, fresh: bool) -> list[list[int]]:
@@ -343,8 +343,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu"
                 record_file.write(json.dumps(_summary_record(line)) + "\n")
             lr = learning_rate(position, total, config)
             if kept:
-                loss, tokens = batch_nll(model, [example for _, example in kept],
-                                         tokenizer.pad_token_id, config.share_prefix)
+                loss, tokens = batch_nll(model, [example for _, example in kept], config.share_prefix)
                 for group in optimizer.param_groups:
                     group["lr"] = lr
                 optimizer.zero_grad(set_to_none=True)
@@ -526,7 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help=field_help(docs, "tiny_hidden_size"))
     p.add_argument("--tiny-num-layers", type=int, default=d.tiny_num_layers, help=field_help(docs, "tiny_num_layers"))
     p.add_argument("--no-share-prefix", dest="share_prefix", action="store_false",
-                   help="run every episode's whole prompt (slower; same loss)")
+                   help="run every episode whole, never sharing a prompt prefix (same loss)")
     p.add_argument("--checkpoint-every", type=int, default=d.checkpoint_every,
                    help="save a resumable state every N steps; the same command again resumes")
     p.add_argument("--log-every", type=int, default=d.log_every, help="print progress every N steps")

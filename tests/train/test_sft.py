@@ -16,10 +16,9 @@ from ragen_train.demos import DemoConfig, play_demos  # noqa: E402
 from ragen_train.sft import (  # noqa: E402
     Example,
     SFTConfig,
-    collate,
+    batch_nll,
     config_from_args,
     learning_rate,
-    masked_nll,
     run_sft,
     tokenize_chat,
     tokenize_demos,
@@ -29,34 +28,19 @@ from tests.train.loss_spans import trained_spans  # noqa: E402
 pytestmark = pytest.mark.train
 
 
-def test_masked_nll_matches_cross_entropy_on_the_selected_tokens() -> None:
-    g = torch.Generator().manual_seed(0)
-    logits = torch.randn(2, 6, 11, generator=g)
-    ids = torch.randint(0, 11, (2, 6), generator=g)
-    mask = torch.tensor([[0, 0, 1, 1, 0, 1], [0, 1, 1, 0, 0, 0]], dtype=torch.float32)
-    # independent computation: position t-1 predicts token t; average over the 5 masked targets
-    terms = [torch.nn.functional.cross_entropy(logits[b, t - 1][None], ids[b, t][None])
-             for b in range(2) for t in range(1, 6) if mask[b, t] == 1]
-    expected = torch.stack(terms).mean()
-    assert torch.allclose(masked_nll(logits, ids, mask), expected, atol=1e-6)
-
-
-def test_masked_nll_ignores_unmasked_tokens() -> None:
-    g = torch.Generator().manual_seed(1)
-    logits = torch.randn(1, 5, 7, generator=g)
-    ids = torch.randint(0, 7, (1, 5), generator=g)
-    mask = torch.tensor([[0, 0, 1, 1, 0]], dtype=torch.float32)
-    changed = ids.clone()
-    changed[0, 1] = (ids[0, 1] + 1) % 7  # unmasked targets: the logits are fixed, so only targets matter
-    changed[0, 4] = (ids[0, 4] + 1) % 7
-    assert torch.equal(masked_nll(logits, ids, mask), masked_nll(logits, changed, mask))
-
-
-def test_collate_pads_right_with_zero_attention_and_mask() -> None:
-    batch = collate([Example([5, 6, 7], [0, 1, 1]), Example([8], [1])], pad_id=0)
-    assert batch["input_ids"].tolist() == [[5, 6, 7], [8, 0, 0]]
-    assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
-    assert batch["loss_mask"].tolist() == [[0, 1, 1], [1, 0, 0]]
+def test_batch_nll_is_the_cross_entropy_of_the_trained_tokens(tiny_model_dir: Path) -> None:
+    model = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
+    examples = [Example([5, 6, 7, 8, 9, 10], [0, 1, 1, 0, 1, 0]), Example([5, 6, 11], [0, 0, 1])]
+    # independent computation: each sequence alone; position t-1 predicts token t; mean over the 4 trained targets
+    terms = []
+    for e in examples:
+        logits = model(input_ids=torch.tensor([e.input_ids])).logits[0]
+        terms += [torch.nn.functional.cross_entropy(logits[t - 1][None], torch.tensor([e.input_ids[t]]))
+                  for t in range(1, len(e.input_ids)) if e.loss_mask[t]]
+    loss, tokens = batch_nll(model, examples)
+    assert tokens == 4 and loss.item() == pytest.approx(torch.stack(terms).mean().item(), rel=1e-5)
+    changed = [Example([5, 6, 7, 8, 9, 3], e.loss_mask) if i == 0 else e for i, e in enumerate(examples)]
+    assert batch_nll(model, changed)[0].item() == pytest.approx(loss.item(), rel=1e-6)  # an untrained last target
 
 
 def test_learning_rate_warms_up_then_decays_to_a_tenth() -> None:

@@ -1,4 +1,4 @@
-"""Multi-game, streamed, resumable SFT: the CLI, the batch schedule, the shared-prefix loss and resuming."""
+"""Multi-game, streamed, resumable SFT: the CLI, the batch schedule, the batch loss and resuming."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from ragen_train.sft import (  # noqa: E402
     batch_nll,
     batch_schedule,
     config_from_args,
+    prefix_to_share,
     run_sft,
     shared_prefix_length,
     tokenize_demos,
@@ -125,26 +126,59 @@ def test_shared_prefix_stops_before_the_first_trained_token() -> None:
     assert shared_prefix_length([b, Example([5, 3, 7, 4, 9], [0, 0, 0, 0, 1])]) == 1
 
 
+def test_prefix_is_shared_only_when_as_long_as_the_mean_rest() -> None:
+    a = Example([5, 6, 7, 8, 9], [0, 0, 0, 1, 1])
+    b = Example([5, 6, 7, 4, 9, 9], [0, 0, 0, 0, 1, 1])
+    assert prefix_to_share([a, b]) == 0  # a prefix of 2 against remainders of 3 and 4 tokens
+    c = Example([1, 2, 3, 4, 5, 6, 7], [0, 0, 0, 0, 0, 1, 1])
+    d = Example([1, 2, 3, 4, 5, 8], [0, 0, 0, 0, 0, 1])
+    assert prefix_to_share([c, d]) == 4  # remainders of 3 and 2 tokens
+    assert prefix_to_share([c, d], share_prefix=False) == 0 and prefix_to_share([c]) == 0
+
+
+def padded_nll(model: object, examples: list[Example]) -> torch.Tensor:
+    """The plain reference, independent of batch_nll: one right-padded forward of the whole batch with an
+    attention mask; each trained token's log-probability taken from the previous position's logits."""
+    width = max(len(e.input_ids) for e in examples)
+    ids = torch.zeros((len(examples), width), dtype=torch.long)
+    attention = torch.zeros_like(ids)
+    mask = torch.zeros((len(examples), width))
+    for row, e in enumerate(examples):
+        ids[row, :len(e.input_ids)] = torch.tensor(e.input_ids)
+        attention[row, :len(e.input_ids)] = 1
+        mask[row, :len(e.loss_mask)] = torch.tensor(e.loss_mask, dtype=torch.float32)
+    logits = model(input_ids=ids, attention_mask=attention).logits
+    logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
+    return -(logp * mask[:, 1:]).sum() / mask[:, 1:].sum()
+
+
 @pytest.mark.parametrize("env", ["simple_sokoban", "frozenlake", "bandit"])
-def test_shared_prefix_gives_the_plain_loss_and_gradients(env: str, tiny_model_dir: Path) -> None:
+def test_batch_nll_gives_the_padded_loss_and_gradients(env: str, tiny_model_dir: Path) -> None:
     from ragen_train.policy import load_tokenizer
 
     tokenizer = load_tokenizer(tiny_model_dir)
     model = transformers.AutoModelForCausalLM.from_pretrained(tiny_model_dir, dtype=torch.float32)
     demos = play_demos(DemoConfig(env=env, mode="oracle", num_episodes=6, seed=2, thought="none"))
-    examples = tokenize_demos(demos, tokenizer, 4096)
+    whole = tokenize_demos(demos, tokenizer, 4096)
+    prefix = shared_prefix_length(whole)
     if env != "bandit":  # a game's rules are one long shared prefix
-        assert shared_prefix_length(examples) > 300
-    results = []
-    for share in (False, True):
+        assert prefix > 300
+    # each cut 20 tokens into its first reply: remainders shorter than the rules, so the prefix is shared
+    short = [Example(e.input_ids[:e.loss_mask.index(1) + 20], e.loss_mask[:e.loss_mask.index(1) + 20]) for e in whole]
+    assert prefix_to_share(short) == (0 if env == "bandit" else prefix)
+    for examples in (whole, short):
         model.zero_grad()
-        loss, tokens = batch_nll(model, examples, tokenizer.pad_token_id, share)
-        loss.backward()
-        results.append((loss.item(), tokens, [p.grad.clone() for p in model.parameters()]))
-    (plain, n_plain, g_plain), (shared, n_shared, g_shared) = results
-    assert shared == pytest.approx(plain, rel=1e-5) and n_plain == n_shared == sum(sum(e.loss_mask) for e in examples)
-    for a, b in zip(g_plain, g_shared):
-        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+        reference = padded_nll(model, examples)
+        reference.backward()
+        expected = [p.grad.clone() for p in model.parameters()]
+        for share in (False, True):
+            model.zero_grad()
+            loss, tokens = batch_nll(model, examples, share)
+            loss.backward()
+            assert loss.item() == pytest.approx(reference.item(), rel=1e-5)
+            assert tokens == sum(sum(e.loss_mask) for e in examples)
+            for a, b in zip(expected, (p.grad for p in model.parameters())):
+                torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-6)
 
 
 def _config(out: Path, model: Path, checkpoint_every: int = 2) -> SFTConfig:
