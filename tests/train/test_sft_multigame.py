@@ -29,8 +29,11 @@ from ragen_train.sft import (  # noqa: E402
     shared_prefix_length,
     tokenize_demos,
 )
+from tests.script_modules import load_script  # noqa: E402
 
 pytestmark = pytest.mark.train
+
+padded_nll = load_script("benchmarks/bench_sft_batch.py").padded_nll
 
 
 def test_cli_builds_one_demo_set_per_game() -> None:
@@ -136,22 +139,6 @@ def test_prefix_is_shared_only_when_as_long_as_the_mean_rest() -> None:
     assert prefix_to_share([c, d], share_prefix=False) == 0 and prefix_to_share([c]) == 0
 
 
-def padded_nll(model: object, examples: list[Example]) -> torch.Tensor:
-    """The plain reference, independent of batch_nll: one right-padded forward of the whole batch with an
-    attention mask; each trained token's log-probability taken from the previous position's logits."""
-    width = max(len(e.input_ids) for e in examples)
-    ids = torch.zeros((len(examples), width), dtype=torch.long)
-    attention = torch.zeros_like(ids)
-    mask = torch.zeros((len(examples), width))
-    for row, e in enumerate(examples):
-        ids[row, :len(e.input_ids)] = torch.tensor(e.input_ids)
-        attention[row, :len(e.input_ids)] = 1
-        mask[row, :len(e.loss_mask)] = torch.tensor(e.loss_mask, dtype=torch.float32)
-    logits = model(input_ids=ids, attention_mask=attention).logits
-    logp = torch.log_softmax(logits[:, :-1], dim=-1).gather(-1, ids[:, 1:, None])[..., 0]
-    return -(logp * mask[:, 1:]).sum() / mask[:, 1:].sum()
-
-
 @pytest.mark.parametrize("env", ["simple_sokoban", "frozenlake", "bandit"])
 def test_batch_nll_gives_the_padded_loss_and_gradients(env: str, tiny_model_dir: Path) -> None:
     from ragen_train.policy import load_tokenizer
@@ -168,7 +155,7 @@ def test_batch_nll_gives_the_padded_loss_and_gradients(env: str, tiny_model_dir:
     assert prefix_to_share(short) == (0 if env == "bandit" else prefix)
     for examples in (whole, short):
         model.zero_grad()
-        reference = padded_nll(model, examples)
+        reference = padded_nll(model, examples)  # the plain padded batch, in the benchmark that times it
         reference.backward()
         expected = [p.grad.clone() for p in model.parameters()]
         for share in (False, True):
