@@ -9,8 +9,9 @@ by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the hel
 rule on the whole-token replicates, the rule on the random-weight replicates at two sizes, and the crossed-pairs
 addition's rules on the short Bandit stages from the thinking model's Q1, and the spaced-answer addition's, which
 also counts answer-level misses (the thought chose an arm of the level, the answer names none), and the coined-names
-addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``). Writes summary.json beside
-this file; rows of summary.json whose evaluations are not under the directory (played on another machine) are kept.
+addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``), and the per-arm thought
+addition's. Writes summary.json beside this file; rows of summary.json whose evaluations are not under the directory
+(played on another machine) are kept.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ragen_envs.splits import level_split
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined)90[378]"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm)90[378]"
                  r"|q1|(?:judged|crossed|both|more|spaced)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
 WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on
@@ -44,6 +45,8 @@ REPLICATES = {"903": ("words903", "list"), "907": ("words907", "list907"), "908"
 SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the coined-names addition's replicates, by seed: (judged sets with coined names, judged sets alone), 2 x 128
 COINED = {seed: (f"coined{seed}", f"small{seed}") for seed in ("903", "907", "908")}
+# the per-arm addition's replicates, by seed: (each arm's role in its own sentence, the package's thought), 2 x 128
+PER_ARM = {seed: (f"perarm{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
           "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914")}
@@ -124,7 +127,12 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
                 "size is not shown to matter: reported as it is")),
             "decision_crossed": crossed_rule(rows), "decision_both": both_rule(rows),
             "decision_more": both_rule(rows, "more"), "decision_spaced": spaced_rule(rows),
-            "decision_coined": coined_rule(rows)}
+            "decision_coined": lever_rule(rows, COINED, (
+                "coined names are the Bandit lever", "coined names help: reported with the gap", "reported as it is"),
+                wide=True),
+            "decision_per_arm": lever_rule(rows, PER_ARM, (
+                "the per-arm thought is the Bandit lever", "the per-arm thought helps: reported with the gap",
+                "reported as it is"))}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -159,13 +167,15 @@ def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
     return "reported as it is"
 
 
-def coined_rule(rows: dict[str, dict[str, Any]]) -> str | None:
-    """The coined-names addition's rule (None until its six models played bandit, the two judged sets and the wide
-    val set): coined names are the lever if every `coined` model is under gate 2 on the three presets and answers on
-    the level's arms on 98% of the wide turns; they help if on each seed `coined` answers on the arms more often than
-    `small` on the judged sets together and on the wide set; otherwise the result is reported as it is."""
-    presets = ("bandit", *JUDGED, WIDE_VAL)
-    if any(f"{model}-{preset}-val" not in rows for pair in COINED.values() for model in pair for preset in presets):
+def lever_rule(rows: dict[str, dict[str, Any]], replicates: dict[str, tuple[str, str]], outcomes: tuple[str, str, str],
+               wide: bool = False) -> str | None:
+    """A random-weight addition's rule over its replicates (treated, control), None until every model played bandit,
+    the two judged sets and, with ``wide``, the wide val set: ``outcomes[0]`` if every treated model is under gate 2 on
+    the three presets (and answers on the level's arms on 98% of the wide turns), ``outcomes[1]`` if on each seed the
+    treated model answers on the arms more often than its control on the judged sets together (and on the wide set),
+    ``outcomes[2]`` otherwise."""
+    presets = ("bandit", *JUDGED, *((WIDE_VAL,) if wide else ()))
+    if any(f"{model}-{preset}-val" not in rows for pair in replicates.values() for model in pair for preset in presets):
         return None
 
     def on(model: str, *names: str) -> int:
@@ -175,12 +185,13 @@ def coined_rule(rows: dict[str, dict[str, Any]]) -> str | None:
         row = rows[f"{model}-{WIDE_VAL}-val"]
         return row["on_arms"] / row["episodes"]
 
-    if all(under_gate_2(rows, coined) and wide_share(coined) >= ON_ARMS for coined, _ in COINED.values()):
-        return "coined names are the Bandit lever"
-    if all(on(coined, *JUDGED) > on(small, *JUDGED) and on(coined, WIDE_VAL) > on(small, WIDE_VAL)
-           for coined, small in COINED.values()):
-        return "coined names help: reported with the gap"
-    return "reported as it is"
+    if all(under_gate_2(rows, treated) and (not wide or wide_share(treated) >= ON_ARMS)
+           for treated, _ in replicates.values()):
+        return outcomes[0]
+    if all(on(treated, *JUDGED) > on(control, *JUDGED) and (not wide or on(treated, WIDE_VAL) > on(control, WIDE_VAL))
+           for treated, control in replicates.values()):
+        return outcomes[1]
+    return outcomes[2]
 
 
 def crossed_rule(rows: dict[str, dict[str, Any]]) -> str | None:
@@ -236,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
           "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"],
-          "| coined names:", summary["decision_coined"])
+          "| coined names:", summary["decision_coined"], "| per-arm thought:", summary["decision_per_arm"])
     return 0
 
 

@@ -2,12 +2,16 @@
 
     python experiments/bandit_thought/probe.py without-list ARGS...    # Bandit thoughts without the arm list
     python experiments/bandit_thought/probe.py spaced-answer ARGS...   # answers written "<answer> Tiger</answer>"
+    python experiments/bandit_thought/probe.py per-arm ARGS...         # each arm's role in its own sentence
 
 ARGS are ``ragen-train sft``'s. ``without-list``: the grounded (and templated) Bandit thought begins "The arms are A
 and B."; here it begins with the chosen arm ("Tiger is the riskier arm, but Tiger pays more on average. I choose
 Tiger."). ``spaced-answer``: every demonstration's answer has a space before it, so an arm's name is spelled in the
 same tokens as in the prompt and the thought (" Tiger", where "<answer>Tiger" splits it otherwise); the harness
-strips the answer, so it reads the same action. Each change lives only in this process (``ragen_train.thoughts``'
+strips the answer, so it reads the same action. ``per-arm``: after the list, one sentence for each arm in the listed
+order, its role beside its name ("The arms are Owl and Tiger. Owl is the safer arm. Tiger is the riskier arm and
+pays more on average. I choose Tiger."), so the name written after the list is always the next one listed, never
+a choice between them. Each change lives only in this process (``ragen_train.thoughts``'
 Bandit template or ``ragen_train.demos``' reply format is rebound), so the package stays as it is.
 """
 
@@ -32,6 +36,28 @@ def without_list(state: Mapping[str, Any], actions: Sequence[str]) -> str:
     return rest
 
 
+def per_arm(state: Mapping[str, Any], actions: Sequence[str]) -> str:
+    """The package's arm list, then each arm's role and payoff in its own sentence, then the choice."""
+    listed = LISTED(state, actions)  # refuses an action that is not one of the arms
+    first, sep, _ = listed.partition(". ")
+    if not sep or not first.startswith("The arms are "):
+        raise ValueError(f"the Bandit thought no longer begins with the arm list: {listed!r}")
+    arms = state["arms"]
+    variances = [float(a["variance"]) for a in arms]
+    means = [float(a["expected_reward"]) for a in arms]
+    sentences = []
+    for arm in arms:
+        facts = []
+        if max(variances) > min(variances) and float(arm["variance"]) in (max(variances), min(variances)):
+            facts.append(f"is the {'riskier' if float(arm['variance']) == max(variances) else 'safer'} arm")
+        if max(means) > min(means) and float(arm["expected_reward"]) == max(means):
+            facts.append("pays more on average")
+        if facts:
+            sentences.append(f"{arm['name']} {' and '.join(facts)}.")
+    chosen = next(a["name"] for a in arms if str(a["name"]).lower() == str(actions[0]).lower())
+    return " ".join([f"{first}.", *sentences, f"I choose {chosen}."])
+
+
 def spaced_answer(actions: Sequence[str], separator: str = "||", thought: str | None = None) -> str:
     """The package's reply with a space opening the answer: ``<answer> Tiger</answer>``."""
     reply = REPLY(actions, separator, thought)
@@ -42,7 +68,8 @@ def spaced_answer(actions: Sequence[str], separator: str = "||", thought: str | 
 
 
 #: Each variant: the module, the name it rebinds there, and what it binds.
-VARIANTS = {"without-list": (thoughts, "_bandit", without_list), "spaced-answer": (demos, "format_reply", spaced_answer)}
+VARIANTS = {"without-list": (thoughts, "_bandit", without_list), "spaced-answer": (demos, "format_reply", spaced_answer),
+            "per-arm": (thoughts, "_bandit", per_arm)}
 
 
 def main(argv: list[str] | None = None) -> int:

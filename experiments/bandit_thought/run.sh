@@ -11,7 +11,8 @@
 # `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
 # three grid presets; `more913/914`: the same with three times the crossed pairs; `spaced913/914`: the judged counts
 # with every answer written after a space, through probe.py); `coined903/907/908` (`small`'s runs with 8,000 Bandit
-# demonstrations of ../thinking_model/bandit_copy_probe.py's coined name set added); then each with random on the first
+# demonstrations of ../thinking_model/bandit_copy_probe.py's coined name set added); `perarm903/907/908` (`small`'s
+# runs with each arm's role in its own sentence, through probe.py); then each with random on the first
 # 256 val levels of the three Bandit presets, and `small*`, `coined*` and random also on the wide name set's.
 # Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
@@ -20,7 +21,7 @@ OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
   big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914 spaced913
-  spaced914 coined903 coined907 coined908}
+  spaced914 coined903 coined907 coined908 perarm903 perarm907 perarm908}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
@@ -76,6 +77,9 @@ for model in $MODELS; do
     both913|both914) from_q1 "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
     more913|more914) from_q1 "$model" "${model#more}" --crossed 500,2000,2000,6000 ;;
     spaced913|spaced914) from_q1 "$model" "${model#spaced}" --spaced ;;
+    perarm903|perarm907|perarm908) seed=${model#perarm}
+      python "$HERE/probe.py" per-arm --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
+        --seed "${SEED[$seed]}" ;;
     coined903|coined907|coined908) seed=${model#coined}
       python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model tiny --out "$OUT/$model" \
         --env bandit,bandit_heldout,bandit_reversed,ragen/Bandit-v0 --env-config ragen/Bandit-v0:name_set=coined \
@@ -83,7 +87,7 @@ for model in $MODELS; do
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
             "crossed913, crossed914, both913, both914, more913, more914, spaced913, spaced914, coined903," \
-            "coined907, coined908)" >&2; exit 2 ;;
+            "coined907, coined908, perarm903, perarm907, perarm908)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

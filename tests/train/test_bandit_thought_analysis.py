@@ -225,6 +225,25 @@ def test_the_coined_rule_pairs_each_coined_model_with_the_small_one_of_its_seed(
     assert analyze.summarize(tmp_path)["decision_coined"] is None  # waits for every model and preset
 
 
+@pytest.mark.parametrize("per_arm, small, verdict", [
+    (251, 200, "the per-arm thought is the Bandit lever"),  # 5 of 256 off on each judged set is under 2%
+    (250, 200, "the per-arm thought helps: reported with the gap"),  # 6 of 256 is not, and every seed gains
+    (250, 250, "reported as it is"),  # no gain
+])
+def test_the_per_arm_rule_pairs_each_per_arm_model_with_the_small_one_of_its_seed(tmp_path, per_arm, small, verdict):
+    for treated, control in analyze.PER_ARM.values():
+        _coined_runs(tmp_path, treated, per_arm, 0)  # the wide set is not part of this rule
+        _coined_runs(tmp_path, control, small, 0)
+    for seed in ("903", "907", "908"):
+        for model in (f"perarm{seed}", f"small{seed}"):
+            (tmp_path / f"{model}-bandit_wide-val" / "summary.json").unlink()
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_per_arm"] == verdict and summary["decision_coined"] is None
+    assert summary["runs"]["perarm907-bandit_heldout-val"]["on_arms"] == per_arm
+    (tmp_path / "small908-bandit_reversed-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_per_arm"] is None  # waits for every model and preset
+
+
 def test_rows_played_elsewhere_are_kept_and_rows_played_here_replace_them(tmp_path):
     _run(tmp_path, "list-bandit_heldout-val", "bandit_heldout", ["Tiger"] * 256, 256)
     elsewhere = {"model": "chosen", "preset": "bandit_heldout", "success_rate": 0.0, "format_error_rate": 1.0,

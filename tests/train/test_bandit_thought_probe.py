@@ -1,5 +1,5 @@
-"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, and answers written after a space,
-each in the probe's process only."""
+"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, answers written after a space, and
+each arm's role in its own sentence, each in the probe's process only."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import pytest
 
 from ragen_envs.text.parser import parse_response
+from ragen_eval.consistency import score_turn
 from ragen_train import demos, thoughts
 from ragen_train.demos import DemoConfig, level_seeds, play_demo
 from tests.script_modules import load_script
@@ -46,6 +47,41 @@ def test_a_probe_run_trains_on_thoughts_without_the_list_and_leaves_the_package_
     assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].startswith("<think>The arms are ")
 
 
+@pytest.mark.parametrize("risky_pays_more", [True, False])
+def test_the_per_arm_thought_gives_each_listed_arm_its_role_in_order_and_only_true_claims(risky_pays_more):
+    bold = {"name": "Tiger", "expected_reward": 0.25 if risky_pays_more else 0.05, "variance": 0.1875,
+            "low_risk": False}
+    state = {"game": "bandit", "arms": [{"name": "Owl", "expected_reward": 0.1, "variance": 0.0, "low_risk": True},
+                                        bold]}
+    best = "Tiger" if risky_pays_more else "Owl"
+    thought = probe.per_arm(state, [best.lower()])
+    if risky_pays_more:
+        assert thought == ("The arms are Owl and Tiger. Owl is the safer arm. Tiger is the riskier arm and pays more "
+                           "on average. I choose Tiger.")
+    else:
+        assert thought == ("The arms are Owl and Tiger. Owl is the safer arm and pays more on average. Tiger is the "
+                           "riskier arm. I choose Owl.")
+    claims = score_turn({"state_before": state, "think": thought, "actions_parsed": [best]}, game="bandit")["claims"]
+    assert {c["canonical"]: c["verdict"] for c in claims} == {
+        "risk(owl,low)": True, "risk(tiger,high)": True, f"reward({best.lower()},high)": True}
+    with pytest.raises(ValueError, match="needs one of the arms"):
+        probe.per_arm(state, ["Shark"])
+
+
+def test_a_per_arm_run_trains_on_the_per_arm_thoughts(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds it; put it back after the test
+    out = tmp_path / "perarm"
+    assert probe.main(["per-arm", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
+                       "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
+                       "--batch-size", "2"]) == 0
+    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
+    thought = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    assert thought.count(" is the safer arm") == thought.count(" is the riskier arm") == 1
+    monkeypatch.undo()
+    package = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]  # the package names one role
+    assert package.count(" is the safer arm") + package.count(" is the riskier arm") == 1
+
+
 def test_the_spaced_answer_reads_back_as_the_same_actions():
     assert probe.spaced_answer(["Tiger"], "||", "I choose Tiger.") == "<think>I choose Tiger.</think><answer> Tiger</answer>"
     assert probe.spaced_answer(["Up", "Left"], "||") == "<answer> Up || Left</answer>"
@@ -57,7 +93,7 @@ def test_the_spaced_answer_reads_back_as_the_same_actions():
 
 def test_an_unknown_variant_is_refused(capsys):
     assert probe.main(["spaced", "--out", "x"]) == 2
-    assert "without-list,spaced-answer" in capsys.readouterr().err
+    assert "without-list,spaced-answer,per-arm" in capsys.readouterr().err
 
 
 def test_a_spaced_answer_run_spells_each_answer_as_the_prompt_does(tiny_model_dir, tmp_path, monkeypatch):
