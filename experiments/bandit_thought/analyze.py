@@ -29,6 +29,7 @@ from ragen_envs.bandit.level import Arm, BanditLevel
 from ragen_envs.bandit.names import NAME_POOLS
 from ragen_envs.registration import get_preset
 from ragen_envs.splits import level_split
+from ragen_eval.consistency import score_turn
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
@@ -87,6 +88,17 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
             "pairs": dict(sorted(pairs.items()))}
 
 
+def false_claim_pairs(episodes: Path) -> dict[str, int]:
+    """First turns whose thought makes a false claim by ragen-eval's checker, per pair ("low, high") that has any."""
+    pairs: Counter[str] = Counter()
+    for record in read_jsonl(episodes):
+        turn = record["turns"][0]
+        if any(claim["verdict"] is False for claim in score_turn(turn, game="bandit")["claims"]):
+            arms = turn["state_before"]["arms"]
+            pairs[", ".join(arm["name"] for arm in sorted(arms, key=lambda arm: not arm["low_risk"]))] += 1
+    return dict(sorted(pairs.items()))
+
+
 def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Per evaluation: success, format errors and the answer counts; and the plan's rule. ``kept``: rows of
     evaluations that are not under ``runs`` (a committed summary.json's), judged beside the ones found there."""
@@ -97,8 +109,12 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
             continue
         env = "bandit" if match["preset"] == WIDE_VAL else match["preset"]  # the wide set is played on `bandit`
         group = json.loads((run / "summary.json").read_text())["per_env"][env]
+        claims = group["consistency"]
         rows[run.name] = {"model": match["model"], "preset": match["preset"], "success_rate": group["success_rate"],
-                          "format_error_rate": group["format_error_rate"], **answers(run / "episodes.jsonl", match["preset"])}
+                          "format_error_rate": group["format_error_rate"],
+                          **answers(run / "episodes.jsonl", match["preset"]),
+                          "claims_true": claims["n_true"], "claims_false": claims["n_false"],
+                          "false_claim_pairs": false_claim_pairs(run / "episodes.jsonl")}
 
     def passes(model: str) -> bool | None:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]
@@ -238,11 +254,13 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(args.runs, kept)
     (HERE / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
     print("| model | preset | success | format errors | answers on the level's arms | training partner of the low arm "
-          "| answer-level misses |")
-    print("|---|---|---|---|---|---|---|")
+          "| answer-level misses | claims true / false |")
+    print("|---|---|---|---|---|---|---|---|")
     for row in summary["runs"].values():
+        claims = f"{row['claims_true']} / {row['claims_false']}" if "claims_true" in row else "-"
         print(f"| {row['model']} | {row['preset']} | {row['success_rate']:.3f} | {row['format_error_rate']:.3f} | "
-              f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} | {row['answer_level_miss']} |")
+              f"{row['on_arms']} / {row['episodes']} | {row['training_partner']} | {row['answer_level_miss']} | "
+              f"{claims} |")
     print("decision:", summary["decision"], "| wide name set:", summary["decision_wide"],
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],

@@ -68,7 +68,8 @@ def spaced_answer(actions: Sequence[str], separator: str = "||", thought: str | 
 
 
 #: Each variant: the module, the name it rebinds there, and what it binds.
-VARIANTS = {"without-list": (thoughts, "_bandit", without_list), "spaced-answer": (demos, "format_reply", spaced_answer),
+VARIANTS = {"without-list": (thoughts, "_bandit", without_list),
+            "spaced-answer": (demos, "format_reply", spaced_answer),
             "per-arm": (thoughts, "_bandit", per_arm)}
 
 

@@ -31,7 +31,8 @@ def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks:
     (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     format_errors = 1 - on_arms / len(answers)
     (run / "summary.json").write_text(json.dumps(
-        {"per_env": {env or preset: {"success_rate": 0.5, "format_error_rate": format_errors}}}))
+        {"per_env": {env or preset: {"success_rate": 0.5, "format_error_rate": format_errors,
+                                     "consistency": {"n_true": 2 * len(answers), "n_false": 0}}}}))
 
 
 def test_off_arm_answers_are_split_into_training_partners_and_the_rest(tmp_path):
@@ -242,6 +243,24 @@ def test_the_per_arm_rule_pairs_each_per_arm_model_with_the_small_one_of_its_see
     assert summary["runs"]["perarm907-bandit_heldout-val"]["on_arms"] == per_arm
     (tmp_path / "small908-bandit_reversed-val" / "summary.json").unlink()
     assert analyze.summarize(tmp_path)["decision_per_arm"] is None  # waits for every model and preset
+
+
+def test_false_claims_are_counted_by_pair_with_the_low_risk_arm_first(tmp_path):
+    owl = {"name": "Owl", "low_risk": True, "variance": 0.0, "expected_reward": 0.1}
+    tiger = {"name": "Tiger", "low_risk": False, "variance": 0.1875, "expected_reward": 0.25}
+    thinks = {  # (arms as the prompt lists them, thought): false claims?
+        "true": ([owl, tiger], "The arms are Owl and Tiger. Owl is the safer arm. Tiger is the riskier arm. "
+                               "I choose Tiger."),
+        "swapped": ([tiger, owl], "The arms are Tiger and Owl. Tiger is the safer arm. I choose Tiger."),
+        "payoff": ([owl, tiger], "The arms are Owl and Tiger. Owl pays more on average. I choose Tiger."),
+        "none": ([owl, tiger], "I choose Tiger."),
+    }
+    run = tmp_path / "perarm903-bandit_heldout-val"
+    run.mkdir()
+    records = [{"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": "Tiger", "think": think}]}
+               for arms, think in thinks.values()]
+    (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert analyze.false_claim_pairs(run / "episodes.jsonl") == {"Owl, Tiger": 2}
 
 
 def test_rows_played_elsewhere_are_kept_and_rows_played_here_replace_them(tmp_path):
