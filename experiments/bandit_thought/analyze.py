@@ -9,9 +9,10 @@ by ``ragen_envs.splits``), per val pair too, with the plan's 98% rule on the hel
 rule on the whole-token replicates, the rule on the random-weight replicates at two sizes, and the crossed-pairs
 addition's rules on the short Bandit stages from the thinking model's Q1, and the spaced-answer addition's, which
 also counts answer-level misses (the thought chose an arm of the level, the answer names none), and the coined-names
-addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``), and the per-arm thought
-addition's. Writes summary.json beside this file; rows of summary.json whose evaluations are not under the directory
-(played on another machine) are kept.
+addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``), the per-arm thought
+addition's, and the rule on the short stages from Q6, which also pools the claims over the three presets (gate 1).
+Writes summary.json beside this file; rows of summary.json whose evaluations are not under the directory (played on
+another machine) are kept.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm)90[378]"
-                 r"|q1|(?:judged|crossed|both|more|spaced)91[34])"
+                 r"|q1|(?:judged|crossed|both|more|spaced|q6judged|q6perarm)91[34])"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
 WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on
 JUDGED = ("bandit_heldout", "bandit_reversed")
@@ -50,9 +51,11 @@ COINED = {seed: (f"coined{seed}", f"small{seed}") for seed in ("903", "907", "90
 PER_ARM = {seed: (f"perarm{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
-          "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914")}
+          "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914"),
+          "q6judged": ("q6judged913", "q6judged914"), "q6perarm": ("q6perarm913", "q6perarm914")}
 CHOSEN = re.compile(r"I choose (\S+?)\.")  # the thought's choice; the last one counts
 GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
+GATE_1 = 0.95  # its gate 1: claims true, pooled over a game's presets
 
 
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
@@ -148,7 +151,8 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
                 wide=True),
             "decision_per_arm": lever_rule(rows, PER_ARM, (
                 "the per-arm thought is the Bandit lever", "the per-arm thought helps: reported with the gap",
-                "reported as it is"))}
+                "reported as it is")),
+            "decision_q6_stage": q6_stage_rule(rows)}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -156,6 +160,31 @@ def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
     until it played all three)."""
     played = [rows.get(f"{model}-{preset}-val") for preset in ("bandit", *JUDGED)]
     return None if None in played else all(row["format_error_rate"] < GATE_2 for row in played)
+
+
+def under_gates_1_and_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
+    """Whether ``model`` is under gate 2 on the three Bandit presets and its claims pooled over them are at least
+    gate 1's 0.95 true (None until it played all three)."""
+    played = [rows.get(f"{model}-{preset}-val") for preset in ("bandit", *JUDGED)]
+    if None in played:
+        return None
+    true, false = sum(row["claims_true"] for row in played), sum(row["claims_false"] for row in played)
+    return bool(under_gate_2(rows, model)) and true >= GATE_1 * (true + false)
+
+
+def q6_stage_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The per-arm stage addition's rule (None until its four models played the three presets): the package's
+    thought is enough if both `q6judged` models pass gates 1 and 2 on Bandit; else the per-arm stage is the Bandit
+    step if both `q6perarm` models do; otherwise the result is reported as it is."""
+    passes = {stage: [under_gates_1_and_2(rows, model) for model in STAGES[stage]]
+              for stage in ("q6judged", "q6perarm")}
+    if any(None in verdicts for verdicts in passes.values()):
+        return None
+    if all(passes["q6judged"]):
+        return "a short stage with the package's thought is enough"
+    if all(passes["q6perarm"]):
+        return "the per-arm stage is the Bandit step after S6"
+    return "reported as it is"
 
 
 def both_rule(rows: dict[str, dict[str, Any]], stage: str = "both") -> str | None:
@@ -183,8 +212,8 @@ def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
     return "reported as it is"
 
 
-def lever_rule(rows: dict[str, dict[str, Any]], replicates: dict[str, tuple[str, str]], outcomes: tuple[str, str, str],
-               wide: bool = False) -> str | None:
+def lever_rule(rows: dict[str, dict[str, Any]], replicates: dict[str, tuple[str, str]],
+               outcomes: tuple[str, str, str], wide: bool = False) -> str | None:
     """A random-weight addition's rule over its replicates (treated, control), None until every model played bandit,
     the two judged sets and, with ``wide``, the wide val set: ``outcomes[0]`` if every treated model is under gate 2 on
     the three presets (and answers on the level's arms on 98% of the wide turns), ``outcomes[1]`` if on each seed the
@@ -265,7 +294,8 @@ def main(argv: list[str] | None = None) -> int:
           "| whole tokens:", summary["decision_words"], "| size:", summary["decision_size"],
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
           "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"],
-          "| coined names:", summary["decision_coined"], "| per-arm thought:", summary["decision_per_arm"])
+          "| coined names:", summary["decision_coined"], "| per-arm thought:", summary["decision_per_arm"],
+          "| short stage from Q6:", summary["decision_q6_stage"])
     return 0
 
 

@@ -12,7 +12,9 @@
 # three grid presets; `more913/914`: the same with three times the crossed pairs; `spaced913/914`: the judged counts
 # with every answer written after a space, through probe.py); `coined903/907/908` (`small`'s runs with 8,000 Bandit
 # demonstrations of ../thinking_model/bandit_copy_probe.py's coined name set added); `perarm903/907/908` (`small`'s
-# runs with each arm's role in its own sentence, through probe.py); then each with random on the first
+# runs with each arm's role in its own sentence, through probe.py); `q6judged913/914` and `q6perarm913/914` (a short
+# Bandit stage from the thinking model's Q6 end, with the package's thought or the per-arm one); then each with random
+# on the first
 # 256 val levels of the three Bandit presets, and `small*`, `coined*` and random also on the wide name set's.
 # Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
@@ -21,8 +23,10 @@ OUT=${1:-runs/bandit_thought}
 HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
   big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914 spaced913
-  spaced914 coined903 coined907 coined908 perarm903 perarm907 perarm908}
+  spaced914 coined903 coined907 coined908 perarm903 perarm907 perarm908 q6judged913 q6judged914 q6perarm913
+  q6perarm914}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
+Q6=${Q6:-runs/thinking_model/six-q6}  # its stage Q6 (../thinking_model/plan6.md), start of stage S6
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
@@ -40,19 +44,23 @@ beside_wide() {  # MODEL WIDE-ENV ENVS EPISODES DEMO-SEED: the judged name sets 
   python "$HERE/../thinking_model/bandit_copy_probe.py" train sft --model "$OUT/start" --out "$OUT/$1" --env "$3" \
     --env-config "$2:name_set=wide" --episodes "$4" --demo-seed "$5" --seed 0 "${COMMON[@]}"
 }
-# A short Bandit stage from Q1 (plan.md's crossed-pairs and spaced-answer additions), on the judged counts unless
-# --crossed gives the counts with crossed pairs: MODEL DEMO-SEED [--crossed EPISODES | --spaced]
+# A short Bandit stage from START (Q1: plan.md's crossed-pairs and spaced-answer additions; Q6: its per-arm stage
+# addition), on the judged counts unless --crossed gives the counts with crossed pairs:
+# START MODEL DEMO-SEED [--crossed EPISODES | --spaced | --per-arm]
 POLISH=(--mode oracle --thought grounded --batch-size 16 --epochs 1 --lr 1e-4 --warmup-steps 20 --drop-long
   --log-every 100)
-from_q1() {
-  local model=$1 seed=$2 envs=bandit,bandit_heldout,bandit_reversed episodes=500,2000,2000 train=(ragen-train sft)
+short_stage() {
+  local start=$1 model=$2 seed=$3 envs=bandit,bandit_heldout,bandit_reversed episodes=500,2000,2000
+  local train=(ragen-train sft)
+  shift
   local crossed=()
   case ${3:-} in
     --crossed) train=(python "$HERE/../thinking_model/bandit_copy_probe.py" train sft) envs+=,ragen/Bandit-v0
                episodes=$4 crossed=(--env-config ragen/Bandit-v0:name_set=crossed) ;;
     --spaced) train=(python "$HERE/probe.py" spaced-answer) ;;
+    --per-arm) train=(python "$HERE/probe.py" per-arm) ;;
   esac
-  "${train[@]}" --model "$Q1" --out "$OUT/$model" --env "$envs" "${crossed[@]}" --episodes "$episodes" \
+  "${train[@]}" --model "$start" --out "$OUT/$model" --env "$envs" "${crossed[@]}" --episodes "$episodes" \
     --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
 }
 copy_model "$OUT/start" default
@@ -72,11 +80,13 @@ for model in $MODELS; do
     small903|small907|small908) replicate "$model" "${model#small}" tiny ;;
     big903|big907|big908) replicate "$model" "${model#big}" tiny --tiny-num-layers 4 --tiny-hidden-size 256 ;;
     q1) ;;
-    judged913|judged914) from_q1 "$model" "${model#judged}" ;;
-    crossed913|crossed914) from_q1 "$model" "${model#crossed}" --crossed 500,1000,1000,2000 ;;
-    both913|both914) from_q1 "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
-    more913|more914) from_q1 "$model" "${model#more}" --crossed 500,2000,2000,6000 ;;
-    spaced913|spaced914) from_q1 "$model" "${model#spaced}" --spaced ;;
+    judged913|judged914) short_stage "$Q1" "$model" "${model#judged}" ;;
+    crossed913|crossed914) short_stage "$Q1" "$model" "${model#crossed}" --crossed 500,1000,1000,2000 ;;
+    both913|both914) short_stage "$Q1" "$model" "${model#both}" --crossed 500,2000,2000,2000 ;;
+    more913|more914) short_stage "$Q1" "$model" "${model#more}" --crossed 500,2000,2000,6000 ;;
+    spaced913|spaced914) short_stage "$Q1" "$model" "${model#spaced}" --spaced ;;
+    q6judged913|q6judged914) short_stage "$Q6" "$model" "${model#q6judged}" ;;
+    q6perarm913|q6perarm914) short_stage "$Q6" "$model" "${model#q6perarm}" --per-arm ;;
     perarm903|perarm907|perarm908) seed=${model#perarm}
       python "$HERE/probe.py" per-arm --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
         --seed "${SEED[$seed]}" ;;
@@ -87,7 +97,8 @@ for model in $MODELS; do
     *) echo "run.sh: unknown model $model (list, chosen, mixed, mixed2, mixed3, list907, list908, words903," \
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
             "crossed913, crossed914, both913, both914, more913, more914, spaced913, spaced914, coined903," \
-            "coined907, coined908, perarm903, perarm907, perarm908)" >&2; exit 2 ;;
+            "coined907, coined908, perarm903, perarm907, perarm908, q6judged913, q6judged914, q6perarm913," \
+            "q6perarm914)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

@@ -245,6 +245,33 @@ def test_the_per_arm_rule_pairs_each_per_arm_model_with_the_small_one_of_its_see
     assert analyze.summarize(tmp_path)["decision_per_arm"] is None  # waits for every model and preset
 
 
+def _claim_runs(root, model: str, on_arms: int, false_claims: int) -> None:
+    """``model`` on the three Bandit presets: ``on_arms`` of 256 answers on the arms on each held-out set, and
+    ``false_claims`` false claims among 512 on each."""
+    for preset in ("bandit", *analyze.JUDGED):
+        on = 256 if preset == "bandit" else on_arms
+        _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
+        summary = json.loads((root / f"{model}-{preset}-val" / "summary.json").read_text())
+        summary["per_env"][preset]["consistency"] = {"n_true": 512 - false_claims, "n_false": false_claims}
+        (root / f"{model}-{preset}-val" / "summary.json").write_text(json.dumps(summary))
+
+
+@pytest.mark.parametrize("judged, per_arm, verdict", [
+    ((251, 25), (251, 25), "a short stage with the package's thought is enough"),  # 1 - 75 / 1536 >= 0.95
+    ((251, 26), (251, 25), "the per-arm stage is the Bandit step after S6"),  # 1 - 78 / 1536 < 0.95
+    ((250, 0), (251, 25), "the per-arm stage is the Bandit step after S6"),  # 6 of 256 off the arms
+    ((251, 25), (250, 0), "a short stage with the package's thought is enough"),
+    ((250, 0), (251, 26), "reported as it is"),
+])
+def test_the_q6_stage_rule_needs_both_seeds_under_gates_1_and_2(tmp_path, judged, per_arm, verdict):
+    for stage, figures in (("q6judged", judged), ("q6perarm", per_arm)):
+        for model in analyze.STAGES[stage]:
+            _claim_runs(tmp_path, model, *figures)
+    assert analyze.summarize(tmp_path)["decision_q6_stage"] == verdict
+    (tmp_path / "q6perarm914-bandit-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_q6_stage"] is None  # waits for every model and preset
+
+
 def test_false_claims_are_counted_by_pair_with_the_low_risk_arm_first(tmp_path):
     owl = {"name": "Owl", "low_risk": True, "variance": 0.0, "expected_reward": 0.1}
     tiger = {"name": "Tiger", "low_risk": False, "variance": 0.1875, "expected_reward": 0.25}
