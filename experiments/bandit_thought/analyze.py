@@ -61,8 +61,9 @@ GATE_1 = 0.95  # its gate 1: claims true, pooled over a game's presets
 def answers(episodes: Path, preset: str) -> dict[str, Any]:
     """Counts over the first turns: episodes, answers naming one of the level's arms, answers naming a training
     partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train level beside
-    it), and answer-level misses (the thought's last "I choose X." names an arm of the level, the answer none);
-    ``pairs``: episodes and answers on the arms per pair ("low, high")."""
+    it), answer-level misses (the thought's last "I choose X." names an arm of the level, the answer none), and
+    episodes and off-arm answers where the prompt lists the high-risk arm second; ``pairs``: episodes and answers on
+    the arms per pair ("low, high")."""
     high_risk = set() if preset == WIDE_VAL else set(  # no model trained on a wide name: no training partner
         NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
     counts: Counter[str] = Counter()
@@ -75,11 +76,14 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
         pair = pairs.setdefault(", ".join([low, *(arm["name"] for arm in arms if not arm["low_risk"])]), [0, 0])
         pair[0] += 1
         counts["episodes"] += 1
+        high_second = bool(arms[0]["low_risk"])
+        counts["high_second"] += high_second
         names = {arm["name"] for arm in arms}
         if answer in names:
             counts["on_arms"] += 1
             pair[1] += 1
             continue
+        counts["off_arms_high_second"] += high_second
         chosen = CHOSEN.findall(turn.get("think") or "")
         if chosen and chosen[-1] in names:
             counts["answer_level_miss"] += 1
@@ -87,7 +91,8 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
         if answer in high_risk and level_split(BanditLevel((Arm(low, 0.0, 1.0, True),
                                                             Arm(answer, 0.0, 1.0, False))).level_key()) == "train":
             counts["training_partner"] += 1
-    return {**{key: counts[key] for key in ("episodes", "on_arms", "training_partner", "answer_level_miss")},
+    keys = ("episodes", "on_arms", "training_partner", "answer_level_miss", "high_second", "off_arms_high_second")
+    return {**{key: counts[key] for key in keys},
             "pairs": dict(sorted(pairs.items()))}
 
 

@@ -272,6 +272,17 @@ def test_the_q6_stage_rule_needs_both_seeds_under_gates_1_and_2(tmp_path, judged
     assert analyze.summarize(tmp_path)["decision_q6_stage"] is None  # waits for every model and preset
 
 
+def test_off_arm_answers_are_split_by_where_the_prompt_lists_the_high_risk_arm(tmp_path):
+    owl, tiger = {"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}
+    turns = [([owl, tiger], "Tiger"), ([owl, tiger], "Shark"), ([owl, tiger], "Hydra"), ([tiger, owl], "Shark"),
+             ([tiger, owl], "Tiger"), ([tiger, owl], "Owl")]
+    (tmp_path / "episodes.jsonl").write_text("".join(
+        json.dumps({"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": answer}]}) + "\n"
+        for arms, answer in turns))
+    counts = analyze.answers(tmp_path / "episodes.jsonl", "bandit_heldout")
+    assert (counts["episodes"], counts["on_arms"], counts["high_second"], counts["off_arms_high_second"]) == (6, 3, 3, 2)
+
+
 def test_false_claims_are_counted_by_pair_with_the_low_risk_arm_first(tmp_path):
     owl = {"name": "Owl", "low_risk": True, "variance": 0.0, "expected_reward": 0.1}
     tiger = {"name": "Tiger", "low_risk": False, "variance": 0.1875, "expected_reward": 0.25}
