@@ -10,7 +10,8 @@ rule on the whole-token replicates, the rule on the random-weight replicates at 
 addition's rules on the short Bandit stages from the thinking model's Q1, and the spaced-answer addition's, which
 also counts answer-level misses (the thought chose an arm of the level, the answer names none), and the coined-names
 addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``), the per-arm thought
-addition's, and the rule on the short stages from Q6, which also pools the claims over the three presets (gate 1).
+addition's, the rule on the short stages from Q6, which also pools the claims over the three presets (gate 1), and
+the quarter-Q6 addition's.
 Writes summary.json beside this file; rows of summary.json whose evaluations are not under the directory (played on
 another machine) are kept.
 """
@@ -35,7 +36,7 @@ from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
 RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm)90[378]"
-                 r"|q1|(?:judged|crossed|both|more|spaced|q6judged|q6perarm)91[34])"
+                 r"|q1|(?:judged|crossed|both|more|spaced|q6judged|q6perarm)91[34]|qq(?:fix)?915)"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
 WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on
 JUDGED = ("bandit_heldout", "bandit_reversed")
@@ -52,7 +53,8 @@ PER_ARM = {seed: (f"perarm{seed}", f"small{seed}") for seed in ("903", "907", "9
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
           "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914"),
-          "q6judged": ("q6judged913", "q6judged914"), "q6perarm": ("q6perarm913", "q6perarm914")}
+          "q6judged": ("q6judged913", "q6judged914"), "q6perarm": ("q6perarm913", "q6perarm914"),
+          "quarter": ("qq915", "qqfix915")}
 CHOSEN = re.compile(r"I choose (\S+?)\.")  # the thought's choice; the last one counts
 GATE_2 = 0.02  # the thinking model's gate 2: format errors under 2% on each preset
 GATE_1 = 0.95  # its gate 1: claims true, pooled over a game's presets
@@ -157,7 +159,7 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
             "decision_per_arm": lever_rule(rows, PER_ARM, (
                 "the per-arm thought is the Bandit lever", "the per-arm thought helps: reported with the gap",
                 "reported as it is")),
-            "decision_q6_stage": q6_stage_rule(rows)}
+            "decision_q6_stage": q6_stage_rule(rows), "decision_quarter": quarter_rule(rows)}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -189,6 +191,20 @@ def q6_stage_rule(rows: dict[str, dict[str, Any]]) -> str | None:
         return "a short stage with the package's thought is enough"
     if all(passes["q6perarm"]):
         return "the per-arm stage is the Bandit step after S6"
+    return "reported as it is"
+
+
+def quarter_rule(rows: dict[str, dict[str, Any]]) -> str | None:
+    """The quarter-Q6 addition's rule (None until both models played the three presets): the fix is the Bandit
+    change for the next lineage if `qqfix915` passes gates 1 and 2 on Bandit and `qq915` does not; the proxy does not
+    show the failure if both pass; otherwise the result is reported as it is."""
+    plain, fix = (under_gates_1_and_2(rows, model) for model in STAGES["quarter"])
+    if plain is None or fix is None:
+        return None
+    if fix and not plain:
+        return "spaced answers with 'Of the two,' are the Bandit change for the next lineage"
+    if fix and plain:
+        return "the quarter stage does not show the lineage's Bandit misses: reported as it is"
     return "reported as it is"
 
 
@@ -300,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
           "| crossed pairs:", summary["decision_crossed"], "| judged and crossed:", summary["decision_both"],
           "| three times crossed:", summary["decision_more"], "| spaced answers:", summary["decision_spaced"],
           "| coined names:", summary["decision_coined"], "| per-arm thought:", summary["decision_per_arm"],
-          "| short stage from Q6:", summary["decision_q6_stage"])
+          "| short stage from Q6:", summary["decision_q6_stage"], "| quarter Q6:", summary["decision_quarter"])
     return 0
 
 

@@ -13,8 +13,9 @@
 # with every answer written after a space, through probe.py); `coined903/907/908` (`small`'s runs with 8,000 Bandit
 # demonstrations of ../thinking_model/bandit_copy_probe.py's coined name set added); `perarm903/907/908` (`small`'s
 # runs with each arm's role in its own sentence, through probe.py); `q6judged913/914` and `q6perarm913/914` (a short
-# Bandit stage from the thinking model's Q6 end, with the package's thought or the per-arm one); then each with random
-# on the first
+# Bandit stage from the thinking model's Q6 end, with the package's thought or the per-arm one); `qq915` and
+# `qqfix915` (Q6's stage at a quarter of its data from B6's end, with the package's replies or with spaced answers and
+# "Of the two," after the Bandit arm list); then each with random on the first
 # 256 val levels of the three Bandit presets, and `small*`, `coined*` and random also on the wide name set's.
 # Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
@@ -24,9 +25,15 @@ HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
   big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914 spaced913
   spaced914 coined903 coined907 coined908 perarm903 perarm907 perarm908 q6judged913 q6judged914 q6perarm913
-  q6perarm914}
+  q6perarm914 qq915 qqfix915}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 Q6=${Q6:-runs/thinking_model/six-q6}  # its stage Q6 (../thinking_model/plan6.md), start of stage S6
+B6=${B6:-runs/thinking_model/six-b6/snapshots/step_4000}  # its stage B6's end, start of Q6
+# Q6's settings and twelve presets (../thinking_model/train6.sh, stage q6) at a quarter of its demonstrations
+QUARTER=(--env simple_sokoban,simple_sokoban_hard,larger_sokoban,larger_sokoban_hard,boxoban,boxoban_hard,frozenlake,\
+frozenlake_8x8,frozenlake_det,bandit,bandit_heldout,bandit_reversed --mode oracle --thought grounded --epochs 1
+  --batch-size 16 --lr 1e-3 --warmup-steps 20 --seed 0 --checkpoint-every 500 --log-every 100 --drop-long
+  --protocol max_turns=1 --demo-seed 915 --episodes 2000,1000,8000,4000,2000,2000,2000,4000,1000,250,2000,2000)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} HF_HUB_OFFLINE=1
 source "$HERE/../sft_chunks.sh"  # copy_model DIR [MODEL]
 PRESETS="bandit bandit_heldout bandit_reversed"
@@ -87,6 +94,8 @@ for model in $MODELS; do
     spaced913|spaced914) short_stage "$Q1" "$model" "${model#spaced}" --spaced ;;
     q6judged913|q6judged914) short_stage "$Q6" "$model" "${model#q6judged}" ;;
     q6perarm913|q6perarm914) short_stage "$Q6" "$model" "${model#q6perarm}" --per-arm ;;
+    qq915) ragen-train sft --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
+    qqfix915) python "$HERE/probe.py" spaced-answer+of-the-two --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
     perarm903|perarm907|perarm908) seed=${model#perarm}
       python "$HERE/probe.py" per-arm --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
         --seed "${SEED[$seed]}" ;;
@@ -98,7 +107,7 @@ for model in $MODELS; do
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
             "crossed913, crossed914, both913, both914, more913, more914, spaced913, spaced914, coined903," \
             "coined907, coined908, perarm903, perarm907, perarm908, q6judged913, q6judged914, q6perarm913," \
-            "q6perarm914)" >&2; exit 2 ;;
+            "q6perarm914, qq915, qqfix915)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

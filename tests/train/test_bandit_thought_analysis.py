@@ -283,6 +283,20 @@ def test_off_arm_answers_are_split_by_where_the_prompt_lists_the_high_risk_arm(t
     assert (counts["episodes"], counts["on_arms"], counts["high_second"], counts["off_arms_high_second"]) == (6, 3, 3, 2)
 
 
+@pytest.mark.parametrize("plain, fix, verdict", [
+    ((250, 0), (251, 25), "spaced answers with 'Of the two,' are the Bandit change for the next lineage"),
+    ((251, 25), (251, 25), "the quarter stage does not show the lineage's Bandit misses: reported as it is"),
+    ((250, 0), (251, 26), "reported as it is"),  # claims 0.949 pooled
+    ((251, 0), (250, 0), "reported as it is"),
+])
+def test_the_quarter_rule_wants_the_fix_to_pass_where_the_plain_stage_fails(tmp_path, plain, fix, verdict):
+    for model, figures in zip(analyze.STAGES["quarter"], (plain, fix)):
+        _claim_runs(tmp_path, model, *figures)
+    assert analyze.summarize(tmp_path)["decision_quarter"] == verdict
+    (tmp_path / "qqfix915-bandit_reversed-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_quarter"] is None
+
+
 def test_false_claims_are_counted_by_pair_with_the_low_risk_arm_first(tmp_path):
     owl = {"name": "Owl", "low_risk": True, "variance": 0.0, "expected_reward": 0.1}
     tiger = {"name": "Tiger", "low_risk": False, "variance": 0.1875, "expected_reward": 0.25}

@@ -82,6 +82,31 @@ def test_a_per_arm_run_trains_on_the_per_arm_thoughts(tiny_model_dir, tmp_path, 
     assert package.count(" is the safer arm") + package.count(" is the riskier arm") == 1
 
 
+def test_of_the_two_keeps_the_list_and_the_claims_and_parts_the_repeated_name():
+    state = {"game": "bandit", "arms": [
+        {"name": "Owl", "expected_reward": 0.1, "variance": 0.0, "low_risk": True},
+        {"name": "Tiger", "expected_reward": 0.25, "variance": 0.1875, "low_risk": False}]}
+    thought = probe.of_the_two(state, ["Tiger"])
+    assert thought == ("The arms are Owl and Tiger. Of the two, Tiger is the riskier arm, but Tiger pays more on "
+                       "average. I choose Tiger.")
+    turn = {"state_before": state, "think": thought, "actions_parsed": ["Tiger"]}
+    claims = {c["canonical"]: c["verdict"] for c in score_turn(turn, game="bandit")["claims"]}
+    assert claims == {"risk(tiger,high)": True, "reward(tiger,high)": True}
+
+
+def test_joined_variants_train_spaced_answers_after_of_the_two_thoughts(tiny_model_dir, tmp_path, monkeypatch):
+    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds both; put them back after
+    monkeypatch.setattr(demos, "format_reply", demos.format_reply)
+    out = tmp_path / "fix"
+    assert probe.main(["spaced-answer+of-the-two", "--model", str(tiny_model_dir), "--out", str(out), "--env",
+                       "bandit_heldout", "--episodes", "4", "--mode", "oracle", "--thought", "grounded",
+                       "--epochs", "1", "--batch-size", "2"]) == 0
+    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
+    reply = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    choice = reply.split("I choose ")[-1].split(".")[0]
+    assert ". Of the two, " in reply and reply.endswith(f"</think><answer> {choice}</answer>")
+
+
 def test_the_spaced_answer_reads_back_as_the_same_actions():
     assert probe.spaced_answer(["Tiger"], "||", "I choose Tiger.") == "<think>I choose Tiger.</think><answer> Tiger</answer>"
     assert probe.spaced_answer(["Up", "Left"], "||") == "<answer> Up || Left</answer>"
@@ -93,7 +118,8 @@ def test_the_spaced_answer_reads_back_as_the_same_actions():
 
 def test_an_unknown_variant_is_refused(capsys):
     assert probe.main(["spaced", "--out", "x"]) == 2
-    assert "without-list,spaced-answer,per-arm" in capsys.readouterr().err
+    assert "without-list,spaced-answer,per-arm,of-the-two" in capsys.readouterr().err
+    assert probe.main(["per-arm+of-the-two", "--out", "x"]) == 2  # both rewrite the thought
 
 
 def test_a_spaced_answer_run_spells_each_answer_as_the_prompt_does(tiny_model_dir, tmp_path, monkeypatch):
