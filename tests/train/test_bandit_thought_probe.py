@@ -16,6 +16,19 @@ from tests.script_modules import load_script
 probe = load_script("experiments/bandit_thought/probe.py")
 
 
+def _probe_run(variant: str, model_dir, out, monkeypatch) -> tuple[str, DemoConfig]:
+    """Train ``variant`` on 4 bandit_heldout demonstrations and play its first demonstration again: the reply it
+    trained on, and the run's demo config (to replay it once the package is rebound back)."""
+    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds these; put them back after
+    monkeypatch.setattr(demos, "format_reply", demos.format_reply)
+    assert probe.main([variant, "--model", str(model_dir), "--out", str(out), "--env", "bandit_heldout",
+                       "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
+                       "--batch-size", "2"]) == 0
+    assert (out / "model.safetensors").is_file()
+    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
+    return play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"], config
+
+
 def test_the_thought_loses_its_arm_list_and_keeps_the_rest():
     state = {"game": "bandit", "arms": [
         {"name": "Owl", "expected_reward": 0.1, "variance": 0.0, "low_risk": True},
@@ -34,14 +47,7 @@ def test_a_template_without_the_list_is_refused(monkeypatch):
 
 def test_a_probe_run_trains_on_thoughts_without_the_list_and_leaves_the_package_alone(tiny_model_dir, tmp_path,
                                                                                       monkeypatch):
-    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds it; put it back after the test
-    out = tmp_path / "chosen"
-    assert probe.main(["without-list", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
-                       "--episodes", "4",
-                       "--mode", "oracle", "--thought", "grounded", "--epochs", "1", "--batch-size", "2"]) == 0
-    assert (out / "model.safetensors").is_file()
-    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
-    thought = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]  # the first demonstration, again
+    thought, config = _probe_run("without-list", tiny_model_dir, tmp_path / "chosen", monkeypatch)
     assert thought.startswith("<think>") and "The arms are" not in thought and "I choose" in thought
     monkeypatch.undo()
     assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].startswith("<think>The arms are ")
@@ -69,13 +75,7 @@ def test_the_per_arm_thought_gives_each_listed_arm_its_role_in_order_and_only_tr
 
 
 def test_a_per_arm_run_trains_on_the_per_arm_thoughts(tiny_model_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds it; put it back after the test
-    out = tmp_path / "perarm"
-    assert probe.main(["per-arm", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
-                       "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
-                       "--batch-size", "2"]) == 0
-    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
-    thought = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    thought, config = _probe_run("per-arm", tiny_model_dir, tmp_path / "perarm", monkeypatch)
     assert thought.count(" is the safer arm") == thought.count(" is the riskier arm") == 1
     monkeypatch.undo()
     package = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]  # the package names one role
@@ -95,14 +95,7 @@ def test_of_the_two_keeps_the_list_and_the_claims_and_parts_the_repeated_name():
 
 
 def test_joined_variants_train_spaced_answers_after_of_the_two_thoughts(tiny_model_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds both; put them back after
-    monkeypatch.setattr(demos, "format_reply", demos.format_reply)
-    out = tmp_path / "fix"
-    assert probe.main(["spaced-answer+of-the-two", "--model", str(tiny_model_dir), "--out", str(out), "--env",
-                       "bandit_heldout", "--episodes", "4", "--mode", "oracle", "--thought", "grounded",
-                       "--epochs", "1", "--batch-size", "2"]) == 0
-    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
-    reply = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    reply, _ = _probe_run("spaced-answer+of-the-two", tiny_model_dir, tmp_path / "fix", monkeypatch)
     choice = reply.split("I choose ")[-1].split(".")[0]
     assert ". Of the two, " in reply and reply.endswith(f"</think><answer> {choice}</answer>")
 
@@ -123,14 +116,7 @@ def test_an_unknown_variant_is_refused(capsys):
 
 
 def test_a_spaced_answer_run_spells_each_answer_as_the_prompt_does(tiny_model_dir, tmp_path, monkeypatch):
-    monkeypatch.setattr(demos, "format_reply", demos.format_reply)  # the probe rebinds it; put it back after the test
-    out = tmp_path / "spaced"
-    assert probe.main(["spaced-answer", "--model", str(tiny_model_dir), "--out", str(out), "--env", "bandit_heldout",
-                       "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
-                       "--batch-size", "2"]) == 0
-    assert (out / "model.safetensors").is_file()
-    config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
-    reply = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    reply, config = _probe_run("spaced-answer", tiny_model_dir, tmp_path / "spaced", monkeypatch)
     choice = reply.split("I choose ")[-1].split(".")[0]
     assert reply.endswith(f"</think><answer> {choice}</answer>")
     monkeypatch.undo()
