@@ -32,21 +32,23 @@ LISTED = thoughts._bandit  # the package's template, kept for the sentences afte
 REPLY = demos.format_reply  # the package's reply format, kept for the thought and the separator
 
 
-def without_list(state: Mapping[str, Any], actions: Sequence[str]) -> str:
-    """The package's Bandit thought without its first sentence ("The arms are A and B.")."""
+def split_list(state: Mapping[str, Any], actions: Sequence[str]) -> tuple[str, str]:
+    """The package's Bandit thought as its arm list ("The arms are A and B", without the period) and the rest."""
     listed = LISTED(state, actions)
     first, sep, rest = listed.partition(". ")
     if not sep or not first.startswith("The arms are "):
         raise ValueError(f"the Bandit thought no longer begins with the arm list: {listed!r}")
-    return rest
+    return first, rest
+
+
+def without_list(state: Mapping[str, Any], actions: Sequence[str]) -> str:
+    """The package's Bandit thought without its first sentence ("The arms are A and B.")."""
+    return split_list(state, actions)[1]
 
 
 def per_arm(state: Mapping[str, Any], actions: Sequence[str]) -> str:
     """The package's arm list, then each arm's role and payoff in its own sentence, then the choice."""
-    listed = LISTED(state, actions)  # refuses an action that is not one of the arms
-    first, sep, _ = listed.partition(". ")
-    if not sep or not first.startswith("The arms are "):
-        raise ValueError(f"the Bandit thought no longer begins with the arm list: {listed!r}")
+    first, _ = split_list(state, actions)  # refuses an action that is not one of the arms
     arms = state["arms"]
     variances = [float(a["variance"]) for a in arms]
     means = [float(a["expected_reward"]) for a in arms]
@@ -65,10 +67,7 @@ def per_arm(state: Mapping[str, Any], actions: Sequence[str]) -> str:
 
 def of_the_two(state: Mapping[str, Any], actions: Sequence[str]) -> str:
     """The package's Bandit thought with "Of the two, " between the arm list and the sentence after it."""
-    listed = LISTED(state, actions)
-    first, sep, rest = listed.partition(". ")
-    if not sep or not first.startswith("The arms are "):
-        raise ValueError(f"the Bandit thought no longer begins with the arm list: {listed!r}")
+    first, rest = split_list(state, actions)
     return f"{first}. Of the two, {rest}"
 
 
