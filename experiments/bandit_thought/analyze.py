@@ -65,18 +65,23 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
     partner of the level's low-risk arm (a high-risk name of ``preset``'s name set that makes a train level beside
     it), answer-level misses (the thought's last "I choose X." names an arm of the level, the answer none), and
     episodes and off-arm answers where the prompt lists the high-risk arm second; ``pairs``: episodes and answers on
-    the arms per pair ("low, high")."""
+    the arms per pair ("low, high"); ``false_claim_pairs``: turns whose thought makes a false claim by ragen-eval's
+    checker, per pair that has any."""
     high_risk = set() if preset == WIDE_VAL else set(  # no model trained on a wide name: no training partner
         NAME_POOLS[get_preset(preset).config.get("name_set", BanditConfig.name_set)].high_risk)
     counts: Counter[str] = Counter()
     pairs: dict[str, list[int]] = {}
+    false_claims: Counter[str] = Counter()
     for record in read_jsonl(episodes):
         turn = record["turns"][0]
         arms = turn["state_before"]["arms"]
         answer = (turn.get("answer") or "").strip()
         low = next(arm["name"] for arm in arms if arm["low_risk"])
-        pair = pairs.setdefault(", ".join([low, *(arm["name"] for arm in arms if not arm["low_risk"])]), [0, 0])
+        key = ", ".join([low, *(arm["name"] for arm in arms if not arm["low_risk"])])
+        pair = pairs.setdefault(key, [0, 0])
         pair[0] += 1
+        if any(claim["verdict"] is False for claim in score_turn(turn, game="bandit")["claims"]):
+            false_claims[key] += 1
         counts["episodes"] += 1
         high_second = bool(arms[0]["low_risk"])
         counts["high_second"] += high_second
@@ -95,18 +100,7 @@ def answers(episodes: Path, preset: str) -> dict[str, Any]:
             counts["training_partner"] += 1
     keys = ("episodes", "on_arms", "training_partner", "answer_level_miss", "high_second", "off_arms_high_second")
     return {**{key: counts[key] for key in keys},
-            "pairs": dict(sorted(pairs.items()))}
-
-
-def false_claim_pairs(episodes: Path) -> dict[str, int]:
-    """First turns whose thought makes a false claim by ragen-eval's checker, per pair ("low, high") that has any."""
-    pairs: Counter[str] = Counter()
-    for record in read_jsonl(episodes):
-        turn = record["turns"][0]
-        if any(claim["verdict"] is False for claim in score_turn(turn, game="bandit")["claims"]):
-            arms = turn["state_before"]["arms"]
-            pairs[", ".join(arm["name"] for arm in sorted(arms, key=lambda arm: not arm["low_risk"]))] += 1
-    return dict(sorted(pairs.items()))
+            "pairs": dict(sorted(pairs.items())), "false_claim_pairs": dict(sorted(false_claims.items()))}
 
 
 def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
@@ -123,8 +117,7 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
         rows[run.name] = {"model": match["model"], "preset": match["preset"], "success_rate": group["success_rate"],
                           "format_error_rate": group["format_error_rate"],
                           **answers(run / "episodes.jsonl", match["preset"]),
-                          "claims_true": claims["n_true"], "claims_false": claims["n_false"],
-                          "false_claim_pairs": false_claim_pairs(run / "episodes.jsonl")}
+                          "claims_true": claims["n_true"], "claims_false": claims["n_false"]}
 
     def passes(model: str) -> bool | None:
         judged = [rows.get(f"{model}-{preset}-val") for preset in JUDGED]

@@ -22,7 +22,7 @@ def _train_partners(low: str) -> set[str]:
 
 
 def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks: list[str] | None = None,
-         env: str | None = None) -> None:
+         env: str | None = None, false_claims: int = 0) -> None:
     run = root / name
     run.mkdir(parents=True)
     arms = [{"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}]
@@ -32,7 +32,8 @@ def _run(root, name: str, preset: str, answers: list[str], on_arms: int, thinks:
     format_errors = 1 - on_arms / len(answers)
     (run / "summary.json").write_text(json.dumps(
         {"per_env": {env or preset: {"success_rate": 0.5, "format_error_rate": format_errors,
-                                     "consistency": {"n_true": 2 * len(answers), "n_false": 0}}}}))
+                                     "consistency": {"n_true": 2 * len(answers) - false_claims,
+                                                     "n_false": false_claims}}}}))
 
 
 def test_off_arm_answers_are_split_into_training_partners_and_the_rest(tmp_path):
@@ -250,10 +251,8 @@ def _claim_runs(root, model: str, on_arms: int, false_claims: int) -> None:
     ``false_claims`` false claims among 512 on each."""
     for preset in ("bandit", *analyze.JUDGED):
         on = 256 if preset == "bandit" else on_arms
-        _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on)
-        summary = json.loads((root / f"{model}-{preset}-val" / "summary.json").read_text())
-        summary["per_env"][preset]["consistency"] = {"n_true": 512 - false_claims, "n_false": false_claims}
-        (root / f"{model}-{preset}-val" / "summary.json").write_text(json.dumps(summary))
+        _run(root, f"{model}-{preset}-val", preset, ["Tiger"] * on + ["Shark"] * (256 - on), on,
+             false_claims=false_claims)
 
 
 @pytest.mark.parametrize("judged, per_arm, verdict", [
@@ -280,7 +279,8 @@ def test_off_arm_answers_are_split_by_where_the_prompt_lists_the_high_risk_arm(t
         json.dumps({"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": answer}]}) + "\n"
         for arms, answer in turns))
     counts = analyze.answers(tmp_path / "episodes.jsonl", "bandit_heldout")
-    assert (counts["episodes"], counts["on_arms"], counts["high_second"], counts["off_arms_high_second"]) == (6, 3, 3, 2)
+    figures = ("episodes", "on_arms", "high_second", "off_arms_high_second")
+    assert tuple(counts[key] for key in figures) == (6, 3, 3, 2)
 
 
 @pytest.mark.parametrize("plain, fix, verdict", [
@@ -312,7 +312,7 @@ def test_false_claims_are_counted_by_pair_with_the_low_risk_arm_first(tmp_path):
     records = [{"turns": [{"state_before": {"game": "bandit", "arms": arms}, "answer": "Tiger", "think": think}]}
                for arms, think in thinks.values()]
     (run / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
-    assert analyze.false_claim_pairs(run / "episodes.jsonl") == {"Owl, Tiger": 2}
+    assert analyze.answers(run / "episodes.jsonl", "bandit_heldout")["false_claim_pairs"] == {"Owl, Tiger": 2}
 
 
 def test_rows_played_elsewhere_are_kept_and_rows_played_here_replace_them(tmp_path):
