@@ -11,7 +11,7 @@ addition's rules on the short Bandit stages from the thinking model's Q1, and th
 also counts answer-level misses (the thought chose an arm of the level, the answer names none), and the coined-names
 addition's, which also reads the wide name set's val levels (``MODEL-bandit_wide-val``), the per-arm thought
 addition's, the rule on the short stages from Q6, which also pools the claims over the three presets (gate 1), and
-the quarter-Q6 addition's.
+the quarter-Q6 addition's, and the rule on spaced answers from random weights.
 Writes summary.json beside this file; rows of summary.json whose evaluations are not under the directory (played on
 another machine) are kept.
 """
@@ -35,7 +35,7 @@ from ragen_eval.consistency import score_turn
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm)90[378]"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm|spacedsmall)90[378]"
                  r"|q1|(?:judged|crossed|both|more|spaced|q6judged|q6perarm)91[34]|qq(?:fix)?915)"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
 WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on
@@ -50,6 +50,8 @@ SIZES = {seed: (f"big{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 COINED = {seed: (f"coined{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the per-arm addition's replicates, by seed: (each arm's role in its own sentence, the package's thought), 2 x 128
 PER_ARM = {seed: (f"perarm{seed}", f"small{seed}") for seed in ("903", "907", "908")}
+# the spaced-answer addition from random weights, by seed: (answers after a space, the package's answers), 2 x 128
+SPACED_SMALL = {seed: (f"spacedsmall{seed}", f"small{seed}") for seed in ("903", "907", "908")}
 # the crossed-pairs addition: short Bandit stages from Q1, on the judged sets alone or with crossed pairs
 STAGES = {"judged": ("judged913", "judged914"), "crossed": ("crossed913", "crossed914"), "both": ("both913", "both914"),
           "more": ("more913", "more914"), "spaced": ("spaced913", "spaced914"),
@@ -152,7 +154,10 @@ def summarize(runs: Path, kept: dict[str, dict[str, Any]] | None = None) -> dict
             "decision_per_arm": lever_rule(rows, PER_ARM, (
                 "the per-arm thought is the Bandit lever", "the per-arm thought helps: reported with the gap",
                 "reported as it is")),
-            "decision_q6_stage": q6_stage_rule(rows), "decision_quarter": quarter_rule(rows)}
+            "decision_q6_stage": q6_stage_rule(rows), "decision_quarter": quarter_rule(rows),
+            "decision_spaced_small": lever_rule(rows, SPACED_SMALL, (
+                "answers after a space are the Bandit change for the next lineage",
+                "answers after a space help: reported with the gap", "reported as it is"), claims=True)}
 
 
 def under_gate_2(rows: dict[str, dict[str, Any]], model: str) -> bool | None:
@@ -227,10 +232,11 @@ def spaced_rule(rows: dict[str, dict[str, Any]]) -> str | None:
 
 
 def lever_rule(rows: dict[str, dict[str, Any]], replicates: dict[str, tuple[str, str]],
-               outcomes: tuple[str, str, str], wide: bool = False) -> str | None:
+               outcomes: tuple[str, str, str], wide: bool = False, claims: bool = False) -> str | None:
     """A random-weight addition's rule over its replicates (treated, control), None until every model played bandit,
     the two judged sets and, with ``wide``, the wide val set: ``outcomes[0]`` if every treated model is under gate 2 on
-    the three presets (and answers on the level's arms on 98% of the wide turns), ``outcomes[1]`` if on each seed the
+    the three presets (and answers on the level's arms on 98% of the wide turns; with ``claims``, its claims pooled
+    over the three are also at least gate 1's 0.95 true), ``outcomes[1]`` if on each seed the
     treated model answers on the arms more often than its control on the judged sets together (and on the wide set),
     ``outcomes[2]`` otherwise."""
     presets = ("bandit", *JUDGED, *((WIDE_VAL,) if wide else ()))
@@ -244,7 +250,8 @@ def lever_rule(rows: dict[str, dict[str, Any]], replicates: dict[str, tuple[str,
         row = rows[f"{model}-{WIDE_VAL}-val"]
         return row["on_arms"] / row["episodes"]
 
-    if all(under_gate_2(rows, treated) and (not wide or wide_share(treated) >= ON_ARMS)
+    under = under_gates_1_and_2 if claims else under_gate_2
+    if all(under(rows, treated) and (not wide or wide_share(treated) >= ON_ARMS)
            for treated, _ in replicates.values()):
         return outcomes[0]
     if all(on(treated, *JUDGED) > on(control, *JUDGED) and (not wide or on(treated, WIDE_VAL) > on(control, WIDE_VAL))

@@ -15,7 +15,8 @@
 # runs with each arm's role in its own sentence, through probe.py); `q6judged913/914` and `q6perarm913/914` (a short
 # Bandit stage from the thinking model's Q6 end, with the package's thought or the per-arm one); `qq915` and
 # `qqfix915` (Q6's stage at a quarter of its data from B6's end, with the package's replies or with spaced answers and
-# "Of the two," after the Bandit arm list); then each with random on the first
+# "Of the two," after the Bandit arm list); `spacedsmall903/907/908` (`small`'s runs with every answer written after
+# a space, through probe.py); then each with random on the first
 # 256 val levels of the three Bandit presets, and `small*`, `coined*` and random also on the wide name set's.
 # Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
@@ -25,7 +26,7 @@ HERE=$(dirname "$0")
 MODELS=${MODELS:-list chosen mixed mixed2 mixed3 list907 list908 words903 words907 words908 small903 small907 small908
   big903 big907 big908 q1 judged913 crossed913 judged914 crossed914 both913 both914 more913 more914 spaced913
   spaced914 coined903 coined907 coined908 perarm903 perarm907 perarm908 q6judged913 q6judged914 q6perarm913
-  q6perarm914 qq915 qqfix915}
+  q6perarm914 qq915 qqfix915 spacedsmall903 spacedsmall907 spacedsmall908}
 Q1=${Q1:-runs/thinking_model/q-q1}  # the thinking model's stage Q1 (../thinking_model/plan4.md), start of stage S
 Q6=${Q6:-runs/thinking_model/six-q6}  # its stage Q6 (../thinking_model/plan6.md), start of stage S6
 B6=${B6:-runs/thinking_model/six-b6/snapshots/step_4000}  # its stage B6's end, start of Q6
@@ -96,6 +97,9 @@ for model in $MODELS; do
     q6perarm913|q6perarm914) short_stage "$Q6" "$model" "${model#q6perarm}" --per-arm ;;
     qq915) ragen-train sft --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
     qqfix915) python "$HERE/probe.py" spaced-answer+of-the-two --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
+    spacedsmall903|spacedsmall907|spacedsmall908) seed=${model#spacedsmall}
+      python "$HERE/probe.py" spaced-answer --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
+        --seed "${SEED[$seed]}" ;;
     perarm903|perarm907|perarm908) seed=${model#perarm}
       python "$HERE/probe.py" per-arm --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
         --seed "${SEED[$seed]}" ;;
@@ -107,7 +111,7 @@ for model in $MODELS; do
             "words907, words908, small903, small907, small908, big903, big907, big908, q1, judged913, judged914," \
             "crossed913, crossed914, both913, both914, more913, more914, spaced913, spaced914, coined903," \
             "coined907, coined908, perarm903, perarm907, perarm908, q6judged913, q6judged914, q6perarm913," \
-            "q6perarm914, qq915, qqfix915)" >&2; exit 2 ;;
+            "q6perarm914, qq915, qqfix915, spacedsmall903, spacedsmall907, spacedsmall908)" >&2; exit 2 ;;
   esac
 done
 for model in random $MODELS; do

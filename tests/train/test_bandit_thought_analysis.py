@@ -271,6 +271,22 @@ def test_the_q6_stage_rule_needs_both_seeds_under_gates_1_and_2(tmp_path, judged
     assert analyze.summarize(tmp_path)["decision_q6_stage"] is None  # waits for every model and preset
 
 
+@pytest.mark.parametrize("spaced, small, verdict", [
+    ((251, 25), (200, 0), "answers after a space are the Bandit change for the next lineage"),  # 1 - 75 / 1536
+    ((251, 26), (200, 0), "answers after a space help: reported with the gap"),  # claims 0.949 pooled
+    ((250, 0), (200, 0), "answers after a space help: reported with the gap"),  # 6 of 256 off the arms
+    ((250, 0), (250, 0), "reported as it is"),  # no gain
+])
+def test_the_spaced_small_rule_also_pools_the_claims(tmp_path, spaced, small, verdict):
+    for treated, control in analyze.SPACED_SMALL.values():
+        _claim_runs(tmp_path, treated, *spaced)
+        _claim_runs(tmp_path, control, *small)
+    summary = analyze.summarize(tmp_path)
+    assert summary["decision_spaced_small"] == verdict and summary["decision_per_arm"] is None
+    (tmp_path / "spacedsmall903-bandit-val" / "summary.json").unlink()
+    assert analyze.summarize(tmp_path)["decision_spaced_small"] is None  # waits for every model and preset
+
+
 def test_off_arm_answers_are_split_by_where_the_prompt_lists_the_high_risk_arm(tmp_path):
     owl, tiger = {"name": "Owl", "low_risk": True}, {"name": "Tiger", "low_risk": False}
     turns = [([owl, tiger], "Tiger"), ([owl, tiger], "Shark"), ([owl, tiger], "Hydra"), ([tiger, owl], "Shark"),
