@@ -64,6 +64,9 @@ class DemoConfig:
     detour_turns: int = 0
     """Sokoban only: open each demonstration with up to this many turns (0 to this, drawn per demonstration) of a
     walk over free floor that pushes nothing and returns to the start, kept as history but out of the loss."""
+    answer_space: bool = False
+    """Write every answer after a space (``<answer> Tiger</answer>``), so an action's name is spelled in the tokens
+    it has in the prompt and the thought, where it follows a space; the parser reads the same actions."""
 
     def __post_init__(self) -> None:
         if self.mode not in DEMO_MODES:
@@ -75,17 +78,21 @@ class DemoConfig:
         object.__setattr__(self, "protocol", coerce_config(ProtocolConfig, self.protocol))  # checked just above
         require_ints(self, ("num_episodes",))
         require_ints(self, ("seed", "detour_turns"), minimum=0)
+        if not isinstance(self.answer_space, bool):
+            raise ValueError(f"answer_space must be true or false, got {self.answer_space!r}")
         # the game is known by its state (docs/interfaces.md), so one level is drawn to ask
         if self.detour_turns and TextEpisode(self.env, 0, None, self.env_config or None).game.state_dict().get(
                 "game") != "sokoban":
             raise ValueError(f"detour_turns is for Sokoban games; {self.env!r} is not one")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form (``protocol``: the fields that differ from the defaults; ``detour_turns`` only when
-        set, so the config of a run without detours reads as it did before they existed, and it still resumes)."""
+        """JSON-friendly form (``protocol``: the fields that differ from the defaults; ``detour_turns`` and
+        ``answer_space`` only when set, so the config of a run without them reads as it did before they existed, and
+        it still resumes)."""
         values = {**asdict(self), "protocol": non_default_fields(self.protocol)}
-        if not self.detour_turns:
-            del values["detour_turns"]
+        for name in ("detour_turns", "answer_space"):
+            if not values[name]:
+                del values[name]
         return values
 
 
@@ -150,8 +157,8 @@ def play_demo(config: DemoConfig, index: int, level_seed: int) -> Demo | None:
     rng = np.random.default_rng([config.seed, index])
     detour = detour_moves(episode, int(rng.integers(0, config.detour_turns + 1)), rng) if config.detour_turns else []
     for actions in detour:
-        episode.step(render_response(episode, actions, config.thought))
-    play_episode(episode, config.mode, rng, config.thought)
+        episode.step(render_response(episode, actions, config.thought, config.answer_space))
+    play_episode(episode, config.mode, rng, config.thought, config.answer_space)
     if config.successful_only and not episode.success:
         return None
     record = episode.record() | ({"detour_turns": len(detour)} if config.detour_turns else {})
@@ -198,17 +205,21 @@ def detour_moves(episode: TextEpisode, turns: int, rng: np.random.Generator) -> 
     return [walk[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator, thought: str = "describe") -> None:
-    """Play ``episode`` to the end with the ``oracle`` or ``format`` player, in place."""
+def play_episode(episode: TextEpisode, mode: str, rng: np.random.Generator, thought: str = "describe",
+                 answer_space: bool = False) -> None:
+    """Play ``episode`` to the end with the ``oracle`` or ``format`` player, in place (replies by
+    :func:`render_response`)."""
     if mode not in DEMO_MODES:
         raise ValueError(f"mode must be one of {DEMO_MODES}, got {mode!r}")
     while not episode.done:
         actions = oracle_actions(episode) if mode == "oracle" else random_actions(episode, rng)
-        episode.step(render_response(episode, actions, thought))
+        episode.step(render_response(episode, actions, thought, answer_space))
 
 
-def render_response(episode: TextEpisode, actions: Sequence[str], thought: str = "describe") -> str:
-    """The templated reply: a thought (see :data:`THOUGHT_STYLES`), then the answer."""
+def render_response(episode: TextEpisode, actions: Sequence[str], thought: str = "describe",
+                    answer_space: bool = False) -> str:
+    """The templated reply: a thought (see :data:`THOUGHT_STYLES`), then the answer (after a space with
+    ``answer_space``, see :attr:`DemoConfig.answer_space`)."""
     config = episode.config
     if not config.think:
         text = None
@@ -219,7 +230,11 @@ def render_response(episode: TextEpisode, actions: Sequence[str], thought: str =
                                  outcome=thought == "templated")
     else:
         text = f"{describe_state(episode)} I will go {', '.join(actions)}."
-    return format_reply(actions, config.action_separator, text)
+    reply = format_reply(actions, config.action_separator, text)
+    if not answer_space:
+        return reply
+    head, tag, answer = reply.rpartition("<answer>")
+    return f"{head}{tag} {answer}"
 
 
 def describe_state(episode: TextEpisode) -> str:

@@ -506,6 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detour-turns", default=str(dd.detour_turns), action=GivenOnce,
                    help="Sokoban only: open each demonstration with up to N turns of a walk over free floor and "
                         "back, kept as history but out of the loss; one N for every game, or one per --env game")
+    p.add_argument("--answer-space", action="store_true",
+                   help="write every answer after a space (<answer> Tiger</answer>), so a name is spelled in the "
+                        "tokens it has after a space in the prompt and the thought; every game of the run")
     p.add_argument("--successful-only", action="store_true", help="keep only demonstrations that succeed")
     p.add_argument("--protocol", action="append", default=[], metavar="KEY=VALUE",
                    help="text-protocol field, e.g. max_turns=3 (YAML values, dotted keys: the grammar of "
@@ -558,7 +561,7 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
         demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
                             successful_only=a.successful_only, protocol=protocol, env_config=env_config,
-                            detour_turns=detour)
+                            detour_turns=detour, answer_space=a.answer_space)
                  for env, n, env_config, detour in zip(envs, counts, env_configs, detours)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,

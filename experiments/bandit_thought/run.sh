@@ -10,14 +10,14 @@
 # thinking model's Q1 end, Q1, on the judged sets alone or with ../thinking_model/bandit_copy_probe.py's crossed pairs;
 # `q1` is Q1 untrained; `both913/914`: the judged counts with the crossed pairs added, and both913's first turn on
 # three grid presets; `more913/914`: the same with three times the crossed pairs; `spaced913/914`: the judged counts
-# with every answer written after a space, through probe.py); `coined903/907/908` (`small`'s runs with 8,000 Bandit
+# with every answer written after a space, by --answer-space); `coined903/907/908` (`small`'s runs with 8,000 Bandit
 # demonstrations of ../thinking_model/bandit_copy_probe.py's coined name set added); `perarm903/907/908` (`small`'s
 # runs with each arm's role in its own sentence, through probe.py); `q6judged913/914` and `q6perarm913/914` (a short
 # Bandit stage from the thinking model's Q6 end, with the package's thought or the per-arm one); `qq915` and
 # `qqfix915` (Q6's stage at a quarter of its data from B6's end, with the package's replies or with spaced answers and
 # "Of the two," after the Bandit arm list); `spacedsmall903/907/908` (`small`'s runs with every answer written after
-# a space, through probe.py); then each with random on the first
-# 256 val levels of the three Bandit presets, and `small*`, `coined*` and random also on the wide name set's.
+# a space, by --answer-space); then each with random on the first 256 val levels of the three Bandit presets, and
+# `small*`, `coined*` and random also on the wide name set's.
 # Resumable: rerun the same line; finished runs and evaluations are skipped. MODELS picks the trained ones.
 # Usage: [MODELS="list chosen mixed mixed2 mixed3 words903 ..."] experiments/bandit_thought/run.sh [OUT]
 set -euo pipefail
@@ -61,14 +61,14 @@ short_stage() {
   local start=$1 model=$2 seed=$3 envs=bandit,bandit_heldout,bandit_reversed episodes=500,2000,2000
   local train=(ragen-train sft)
   shift
-  local crossed=()
+  local extra=()
   case ${3:-} in
     --crossed) train=(python "$HERE/../thinking_model/bandit_copy_probe.py" train sft) envs+=,ragen/Bandit-v0
-               episodes=$4 crossed=(--env-config ragen/Bandit-v0:name_set=crossed) ;;
-    --spaced) train=(python "$HERE/probe.py" spaced-answer) ;;
+               episodes=$4 extra=(--env-config ragen/Bandit-v0:name_set=crossed) ;;
+    --spaced) extra=(--answer-space) ;;
     --per-arm) train=(python "$HERE/probe.py" per-arm) ;;
   esac
-  "${train[@]}" --model "$start" --out "$OUT/$model" --env "$envs" "${crossed[@]}" --episodes "$episodes" \
+  "${train[@]}" --model "$start" --out "$OUT/$model" --env "$envs" "${extra[@]}" --episodes "$episodes" \
     --demo-seed "$seed" --seed "${SEED[$seed]}" "${POLISH[@]}"
 }
 copy_model "$OUT/start" default
@@ -96,10 +96,8 @@ for model in $MODELS; do
     q6judged913|q6judged914) short_stage "$Q6" "$model" "${model#q6judged}" ;;
     q6perarm913|q6perarm914) short_stage "$Q6" "$model" "${model#q6perarm}" --per-arm ;;
     qq915) ragen-train sft --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
-    qqfix915) python "$HERE/probe.py" spaced-answer+of-the-two --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" ;;
-    spacedsmall903|spacedsmall907|spacedsmall908) seed=${model#spacedsmall}
-      python "$HERE/probe.py" spaced-answer --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
-        --seed "${SEED[$seed]}" ;;
+    qqfix915) python "$HERE/probe.py" of-the-two --model "$B6" --out "$OUT/$model" "${QUARTER[@]}" --answer-space ;;
+    spacedsmall903|spacedsmall907|spacedsmall908) replicate "$model" "${model#spacedsmall}" tiny --answer-space ;;
     perarm903|perarm907|perarm908) seed=${model#perarm}
       python "$HERE/probe.py" per-arm --model tiny --out "$OUT/$model" "${JUDGED[@]}" --demo-seed "$seed" \
         --seed "${SEED[$seed]}" ;;

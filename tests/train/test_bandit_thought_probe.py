@@ -1,5 +1,5 @@
-"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, answers written after a space, and
-each arm's role in its own sentence, each in the probe's process only."""
+"""experiments/bandit_thought/probe.py: the Bandit thought without its arm list, each arm's role in its own sentence
+and "Of the two," after the list, each in the probe's process only."""
 
 from __future__ import annotations
 
@@ -7,23 +7,22 @@ import json
 
 import pytest
 
-from ragen_envs.text.parser import parse_response
 from ragen_eval.consistency import score_turn
-from ragen_train import demos, thoughts
+from ragen_train import thoughts
 from ragen_train.demos import DemoConfig, level_seeds, play_demo
 from tests.script_modules import load_script
 
 probe = load_script("experiments/bandit_thought/probe.py")
 
 
-def _probe_run(variant: str, model_dir, out, monkeypatch) -> tuple[str, DemoConfig]:
-    """Train ``variant`` on 4 bandit_heldout demonstrations and play its first demonstration again: the reply it
-    trained on, and the run's demo config (to replay it once the package is rebound back)."""
-    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds these; put them back after
-    monkeypatch.setattr(demos, "format_reply", demos.format_reply)
+def _probe_run(variant: str, model_dir, out, monkeypatch, *extra: str) -> tuple[str, DemoConfig]:
+    """Train ``variant`` (with ragen-train sft's ``extra`` arguments) on 4 bandit_heldout demonstrations and play its
+    first demonstration again: the reply it trained on, and the run's demo config (to replay it once the package is
+    rebound back)."""
+    monkeypatch.setattr(thoughts, "_bandit", thoughts._bandit)  # the probe rebinds it; put it back after
     assert probe.main([variant, "--model", str(model_dir), "--out", str(out), "--env", "bandit_heldout",
                        "--episodes", "4", "--mode", "oracle", "--thought", "grounded", "--epochs", "1",
-                       "--batch-size", "2"]) == 0
+                       "--batch-size", "2", *extra]) == 0
     assert (out / "model.safetensors").is_file()
     config = DemoConfig(**json.loads((out / "sft_config.json").read_text())["demos"][0])
     return play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"], config
@@ -94,33 +93,19 @@ def test_of_the_two_keeps_the_list_and_the_claims_and_parts_the_repeated_name():
     assert claims == {"risk(tiger,high)": True, "reward(tiger,high)": True}
 
 
-def test_joined_variants_train_spaced_answers_after_of_the_two_thoughts(tiny_model_dir, tmp_path, monkeypatch):
-    reply, _ = _probe_run("spaced-answer+of-the-two", tiny_model_dir, tmp_path / "fix", monkeypatch)
+def test_an_of_the_two_run_takes_the_packages_answer_space(tiny_model_dir, tmp_path, monkeypatch):
+    reply, config = _probe_run("of-the-two", tiny_model_dir, tmp_path / "fix", monkeypatch, "--answer-space")
     choice = reply.split("I choose ")[-1].split(".")[0]
     assert ". Of the two, " in reply and reply.endswith(f"</think><answer> {choice}</answer>")
-
-
-def test_the_spaced_answer_reads_back_as_the_same_actions():
-    assert probe.spaced_answer(["Tiger"], "||", "I choose Tiger.") == "<think>I choose Tiger.</think><answer> Tiger</answer>"
-    assert probe.spaced_answer(["Up", "Left"], "||") == "<answer> Up || Left</answer>"
-    for actions, names in ((["Tiger"], ["Owl", "Tiger"]), (["Up", "Left"], ["Up", "Down", "Left", "Right"])):
-        spaced = parse_response(probe.spaced_answer(actions, "||", "x"), names)
-        assert spaced.format_ok and spaced == parse_response(demos.format_reply(actions, "||", "x"), names)
-        assert spaced.action_names == tuple(actions)
+    monkeypatch.undo()
+    package = play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"]
+    assert ". Of the two, " not in package and package.endswith(f"</think><answer> {choice}</answer>")
 
 
 def test_an_unknown_variant_is_refused(capsys):
-    assert probe.main(["spaced", "--out", "x"]) == 2
-    assert "without-list,spaced-answer,per-arm,of-the-two" in capsys.readouterr().err
-    assert probe.main(["per-arm+of-the-two", "--out", "x"]) == 2  # both rewrite the thought
-
-
-def test_a_spaced_answer_run_spells_each_answer_as_the_prompt_does(tiny_model_dir, tmp_path, monkeypatch):
-    reply, config = _probe_run("spaced-answer", tiny_model_dir, tmp_path / "spaced", monkeypatch)
-    choice = reply.split("I choose ")[-1].split(".")[0]
-    assert reply.endswith(f"</think><answer> {choice}</answer>")
-    monkeypatch.undo()
-    assert play_demo(config, 0, level_seeds(config)[0]).messages[-1]["content"].endswith(f"<answer>{choice}</answer>")
+    assert probe.main(["spaced-answer", "--out", "x"]) == 2
+    assert "without-list,per-arm,of-the-two" in capsys.readouterr().err
+    assert probe.main(["per-arm+of-the-two", "--out", "x"]) == 2
 
 
 words = load_script("experiments/bandit_thought/words.py")
