@@ -8,8 +8,8 @@ evaluate.sh (``NAME-PRESET-SPLIT``) into DIR/<evaluation>.csv (per level: seed, 
 DIR/<evaluation>.json (the model, the seed start, and ragen-eval's figures for the preset: format errors, think words,
 thought-state consistency, and the turns with a non-empty thought). NAME ``v13`` is the shipped model, ``random`` the
 random agent, ``tK`` the end of stage TK, ``p`` the end of plan3.md's stage P, ``q2`` the end of plan4.md's stage
-Q2, ``s`` the end of plan5.md's stage S and ``s6`` the end of plan6.md's stage S6 (the candidates, in that order)
-and ``stepN`` a chunk copy (the val curve). Once v13 and random have played val, each finished candidate and curve point is reported against both; the
+Q2, ``s`` the end of plan5.md's stage S, ``s6`` the end of plan6.md's stage S6 and ``s7`` the end of plan7.md's
+stage S7 (the candidates, in that order) and ``stepN`` a chunk copy (the val curve). Once v13 and random have played val, each finished candidate and curve point is reported against both; the
 pick is made among the candidates; once the pick, v13 and random have played test, the four gates are judged one by
 one.
 """
@@ -47,11 +47,11 @@ CLAIM_ACCURACY = 0.95  # gate 1, and the plan's stop check at the end of T1
 FORMAT_ERRORS = 0.02  # gate 2: format errors below this share of turns, on every preset
 BASELINES = {"v13": "default", "random": "random"}  # NAME: the model its evaluations must have played
 #: Candidates' names: plan.md's stages ``tK``, plan3.md's ``p``, plan4.md's ``q2``, plan5.md's ``s``, then plan6.md's
-#: ``s6``; ``_stage`` orders them.
-CANDIDATE = re.compile(r"t\d+|p|q2|s|s6")
-#: Candidates whose plan stops them on val where any of these gates fails there (plan5.md's S and plan6.md's S6: gates
-#: 1 and 2), in place of T1's claim and v13 check.
-STOP_ON_VAL_GATES = {name: ("1_thoughts_and_claims", "2_format_errors") for name in ("s", "s6")}
+#: ``s6`` and plan7.md's ``s7``; ``_stage`` orders them.
+CANDIDATE = re.compile(r"t\d+|p|q2|s|s6|s7")
+#: Candidates whose plan stops them on val where any of these gates fails there (plan5.md's S, plan6.md's S6 and
+#: plan7.md's S7: gates 1 and 2), in place of T1's claim and v13 check.
+STOP_ON_VAL_GATES = {name: ("1_thoughts_and_claims", "2_format_errors") for name in ("s", "s6", "s7")}
 EVALUATION = re.compile(rf"(?P<name>[A-Za-z0-9_]+)-(?P<preset>{'|'.join(PRESETS)})-(?P<split>val|test)")
 CONSISTENCY = ("n_turns", "n_claims", "n_true", "claims_per_turn", "claim_accuracy", "hallucination_rate",
                "plan_answer_agreement")
@@ -231,8 +231,8 @@ def select(figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[
 
 def _stage(name: str) -> int:
     """A candidate's place in training order: ``tK`` is K; plan3.md's ``p`` comes after every ``tK``, plan4.md's
-    ``q2`` after ``p``, plan5.md's ``s`` after ``q2``, plan6.md's ``s6`` after ``s``."""
-    return {"p": 10**6, "q2": 2 * 10**6, "s": 3 * 10**6, "s6": 4 * 10**6}.get(name) or int(name[1:])
+    ``q2`` after ``p``, plan5.md's ``s`` after ``q2``, plan6.md's ``s6`` after ``s``, plan7.md's ``s7`` after ``s6``."""
+    return {"p": 10**6, "q2": 2 * 10**6, "s": 3 * 10**6, "s6": 4 * 10**6, "s7": 5 * 10**6}.get(name) or int(name[1:])
 
 
 def confirm(pick: str, figures_: dict[str, dict], rows: dict[str, dict[int, dict]]) -> dict[str, Any]:

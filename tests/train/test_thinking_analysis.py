@@ -227,6 +227,22 @@ def test_stage_s6_is_a_candidate_after_s_and_stops_on_val_as_s_does(tmp_path):
     assert summary["state"].startswith("stopped: val picked s")
 
 
+
+def test_stage_s7_comes_after_s6_and_val_picks_the_better_of_two_that_pass(tmp_path):
+    """plan7.md: S7 is a candidate after S6 and stops on val as S6 does; where both pass gates 1 and 2, val picks
+    between them by the plan's selection (more successes first), not by their order."""
+    _baselines(tmp_path, "val")
+    _model(tmp_path, "s6", "val")
+    _model(tmp_path, "s7", "val", format_error_rate={"bandit_heldout": 0.03})
+    summary = _summary(tmp_path)
+    assert list(summary["val"]["candidates"]) == ["s6", "s7"]
+    assert summary["val"]["candidates"]["s7"]["stop_check"]["val_gates_failed"] == ["2"]
+    assert summary["state"] == "in progress: val picked s6, 0 of 39 test evaluations"
+    _model(tmp_path, "s7", "val")
+    assert _summary(tmp_path)["val"]["pick"] == "s6"  # the same figures: the earlier stage
+    _model(tmp_path, "s6", "val", outcomes={preset: _wins(V13) for preset in PRESETS})
+    assert _summary(tmp_path)["val"]["pick"] == "s7"
+
 def test_a_test_that_passes_every_gate_ships(tmp_path):
     _baselines(tmp_path, "val")
     _model(tmp_path, "t1", "val")
