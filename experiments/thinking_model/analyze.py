@@ -5,13 +5,13 @@
 
 Writes summary.json and thinking.png beside this file. ``--export`` first copies every finished evaluation of
 evaluate.sh (``NAME-PRESET-SPLIT``) into DIR/<evaluation>.csv (per level: seed, level key, success) and
-DIR/<evaluation>.json (the model, the seed start, and ragen-eval's figures for the preset: format errors, think words,
-thought-state consistency, and the turns with a non-empty thought). NAME ``v13`` is the shipped model, ``random`` the
-random agent, ``tK`` the end of stage TK, ``p`` the end of plan3.md's stage P, ``q2`` the end of plan4.md's stage
-Q2, ``s`` the end of plan5.md's stage S, ``s6`` the end of plan6.md's stage S6 and ``s7`` the end of plan7.md's
-stage S7 (the candidates, in that order) and ``stepN`` a chunk copy (the val curve). Once v13 and random have played val, each finished candidate and curve point is reported against both; the
-pick is made among the candidates; once the pick, v13 and random have played test, the four gates are judged one by
-one.
+DIR/<evaluation>.json (the model, the seed start, and ragen-eval's figures for the preset: format errors, think
+words, thought-state consistency, and the turns with a non-empty thought). NAME ``v13`` is the shipped model,
+``random`` the random agent, ``tK`` the end of stage TK, ``p`` the end of plan3.md's stage P, ``q2`` the end of
+plan4.md's stage Q2, ``s`` the end of plan5.md's stage S, ``s6`` the end of plan6.md's stage S6 and ``s7`` the end
+of plan7.md's stage S7 (the candidates, in that order) and ``stepN`` a chunk copy (the val curve). Once v13 and
+random have played val, each finished candidate and curve point is reported against both; the pick is made among the
+candidates; once the pick, v13 and random have played test, the four gates are judged one by one.
 """
 
 from __future__ import annotations
