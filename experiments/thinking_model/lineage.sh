@@ -13,7 +13,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/../sft_chunks.sh"  # chunked DIR ARGS...
 source "$(dirname "${BASH_SOURCE[0]}")/oneturn_check.sh"  # oneturn_check MODEL NAME ENVS CHECK
 source "$(dirname "${BASH_SOURCE[0]}")/play_stage.sh"  # ENVS, COMMON (every stage's SFT settings)
 COMMON+=(--device "${DEVICE:-cpu}")
-B_STEP=4000
+B_STEP=${B_STEP:-4000}  # B stops at this step's copy (a multiple of CHUNK), and Q starts from it
 B_STAGE=(--model tiny --tiny-num-layers 4 --tiny-hidden-size 256 --env boxoban --mode oracle --thought grounded
   --protocol max_turns=1 --episodes 128000 --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0
   --demo-seed 902 --checkpoint-every 500 --log-every 100 --drop-long --device "${DEVICE:-cpu}")
