@@ -35,7 +35,8 @@ from ragen_eval.consistency import score_turn
 from ragen_eval.jsonl_store import read_jsonl
 
 HERE = Path(__file__).resolve().parent
-RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?|(?:words|small|big|coined|perarm|spacedsmall)90[378]"
+RUN = re.compile(r"(?P<model>random|list(?:907|908)?|chosen|mixed\d?"
+                 r"|(?:words|small|big|coined|perarm|spacedsmall)90[378]"
                  r"|q1|(?:judged|crossed|both|more|spaced|q6judged|q6perarm)91[34]|qq(?:fix)?915)"
                  r"-(?P<preset>bandit|bandit_heldout|bandit_reversed|bandit_wide)-val")
 WIDE_VAL = "bandit_wide"  # the bandit preset with the probe's wide name set, names no model trained on

@@ -17,7 +17,8 @@ B_STEP=${B_STEP:-4000}  # B stops at this step's copy (a multiple of CHUNK), and
 B_STAGE=(--model tiny --tiny-num-layers 4 --tiny-hidden-size 256 --env boxoban --mode oracle --thought grounded
   --protocol max_turns=1 --episodes 128000 --batch-size 16 --epochs 1 --lr 1e-3 --warmup-steps 20 --seed 0
   --demo-seed 902 --checkpoint-every 500 --log-every 100 --drop-long --device "${DEVICE:-cpu}")
-Q_STAGE=(--demo-seed 910 --protocol max_turns=1 --episodes 8000,4000,32000,16000,8000,8000,8000,16000,4000,1000,8000,8000)
+Q_STAGE=(--demo-seed 910 --protocol max_turns=1
+  --episodes 8000,4000,32000,16000,8000,8000,8000,16000,4000,1000,8000,8000)
 S_STAGE=(--demo-seed 911 --max-seq-len 6144 --episodes 32000,8000,12000,6000,6000,6000,32000,12000,6000,2000,3000,3000
   --detour-turns 2,2,4,4,8,8,0,0,0,0,0,0)
 
