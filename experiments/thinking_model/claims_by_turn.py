@@ -1,6 +1,6 @@
 """Where T1's thoughts go wrong: claim accuracy by claim kind and turn of the episode, per val preset.
 
-    python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval [NAME]
+    python experiments/thinking_model/claims_by_turn.py runs/thinking_model/eval [NAME [LABEL]]
 
 Scores every turn of a model's val evaluations (``NAME-PRESET-val``, written by evaluate.sh; NAME ``t1`` unless
 given; presets it has not finished are left out) with the harness's checker
@@ -10,7 +10,8 @@ claim places (player, box, target, ...), relation accuracy by the thing it place
 cell the thought gives the player ("I am at (r, c)") compares with the true one; and from the third turn on,
 position accuracy by object again (a moved box or the player against a target, which never moves); and position
 accuracy by the prompt's length in tokens, over every turn. Writes
-claims_by_turn.json beside this file (NAME ``t1``) or claims_by_turn-NAME.json.
+claims_by_turn.json beside this file (LABEL ``t1``) or claims_by_turn-LABEL.json; LABEL is NAME unless given, so a
+second scoring of runs that keep an earlier check's NAME (a lineage run again) does not overwrite its data.
 """
 
 from __future__ import annotations
@@ -83,9 +84,10 @@ def _listed(by_thing: dict[str, dict[str, float | int]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Score the evaluations under the given directory and write claims_by_turn.json; 2 if there are none."""
+    """Score the evaluations under the given directory and write claims_by_turn[-LABEL].json; 2 if there are none."""
     args = argv if argv is not None else sys.argv[1:]
     runs, name = Path(args[0]), (args[1] if len(args) > 1 else "t1")
+    label = args[2] if len(args) > 2 else name
     episodes = {preset: runs / f"{name}-{preset}-val" / "episodes.jsonl" for preset in PRESETS}
     episodes = {preset: path for preset, path in episodes.items() if (path.parent / "summary.json").is_file()}
     if not episodes:  # nothing to score: say so rather than write an empty file
@@ -94,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     scored = {preset: score_evaluation(path) for preset, path in episodes.items()}
     out = {key: {preset: result[key] for preset, result in scored.items()} for key in next(iter(scored.values()))}
-    written = HERE / ("claims_by_turn.json" if name == "t1" else f"claims_by_turn-{name}.json")
+    written = HERE / ("claims_by_turn.json" if label == "t1" else f"claims_by_turn-{label}.json")
     written.write_text(json.dumps(out, indent=1) + "\n")
     for preset, groups in out["by_turn"].items():
         cells = [f"{kind[:4]} {g[kind]['claim_accuracy']:.3f} ({g[kind]['n_claims']})" for g in groups.values()

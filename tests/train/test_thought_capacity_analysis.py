@@ -94,6 +94,20 @@ def test_claims_by_turn_refuses_a_directory_without_grid_evaluations(tmp_path, c
     assert not (claims_by_turn.HERE / "claims_by_turn-m.json").exists()
 
 
+def test_claims_by_turn_writes_under_the_label_not_the_run_name(tmp_path, monkeypatch):
+    """A lineage run again keeps its runs' name (``q7``); the label names the data so the first check's file stays."""
+    assert ragen_eval(["--model", "oracle", "--env", "sokoban", "--split", "val", "--episodes", "2",
+                       "--out", str(tmp_path / "eval"), "--run-name", "q7-sokoban-val", "--no-progress"]) == EXIT_OK
+    monkeypatch.setattr(claims_by_turn, "HERE", tmp_path)
+    (tmp_path / "claims_by_turn-q7.json").write_text("first check\n")
+    assert claims_by_turn.main([str(tmp_path / "eval"), "q7", "q7rerun"]) == 0
+    assert (tmp_path / "claims_by_turn-q7.json").read_text() == "first check\n"
+    written = json.loads((tmp_path / "claims_by_turn-q7rerun.json").read_text())
+    assert list(written["by_turn"]) == ["sokoban"]  # the one finished grid preset under the folder
+    assert written["by_turn"]["sokoban"] == claims_by_turn.score_evaluation(
+        tmp_path / "eval" / "q7-sokoban-val" / "episodes.jsonl")["by_turn"]
+
+
 def test_positions_from_the_third_turn_on_are_split_by_object(tmp_path):
     """Turns 3 to 5 of one episode: the box placed right then wrong, the player right three times; turns 1 and 2 (a
     wrong player cell) count only in their own groups."""
