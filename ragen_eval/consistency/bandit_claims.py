@@ -1,4 +1,4 @@
-"""Rule-based claims about Bandit arms: which arm is riskier, which pays more on average."""
+"""Rule-based claims about Bandit arms: which arms there are, which is riskier, which pays more on average."""
 
 from __future__ import annotations
 
@@ -32,24 +32,37 @@ _LINK = re.compile(r"^(?:\s*(?:'s|is|seems|looks|sounds|appears|has|have|offers|
 #: Characters a predicate may sit from its arm ("dragon is, I think, clearly the riskier one").
 _REACH = 120
 _ANY_PREDICATE = re.compile(r"\b(?:" + "|".join(p for _, _, p in _PREDICATES) + r")\b", re.IGNORECASE)
+# Between two listed arms: "A, B", "A and B", "A, and B", "A & B".
+_LIST_BREAK = r"(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+)"
 
 
 def extract_bandit_claims(think: str, arm_names: Sequence[str]) -> list[Claim]:
-    """``risk``/``reward`` claims (without verdicts) that ``think`` makes about the named arms.
+    """``arms``, ``risk`` and ``reward`` claims (without verdicts) that ``think`` makes about the level's arms.
 
     A predicate binds to the nearest arm name before it in the same sentence ("dragon is riskier
-    but pays more" gives two claims about dragon), or to the arm "its" refers to.
+    but pays more" gives two claims about dragon), or to the arm "its" refers to. A sentence that
+    lists the arms ("The arms are Tiger and Owl.", "Arms: Tiger, Owl.") gives one ``arms`` claim.
     """
     names = [str(n).lower() for n in arm_names if str(n).strip()]
     if not names:
         return []
-    arms = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")s?\b",
-                      re.IGNORECASE)
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    arms = re.compile(r"\b(" + alternatives + r")s?\b", re.IGNORECASE)
+    # A listed item is one of the level's names (any case) or a capitalised word, so a wrong name ("Oak" for
+    # Owl) is read as a claim and a description ("the arms are risky and safe") is not.
+    item = rf"(?:\b(?i:{alternatives})\b|\b[A-Z][\w'-]*)"
+    listing = re.compile(rf"\b(?i:arms)\s*(?:(?i:are)\s+|:\s*)(?P<list>{item}(?:{_LIST_BREAK}{item})+)$")
     found: dict[str, Claim] = {}
     for sentence in sentences(think or ""):
         if sentence.question:
             continue
         text = sentence.text
+        listed = listing.search(text)
+        if listed and not _NOT_ASSERTED.search(text[:listed.start("list")]):
+            stated = re.split(_LIST_BREAK, listed.group("list"))
+            canonical = "arms(" + ",".join(re.sub(r"\s+", "", name.lower()) for name in stated) + ")"
+            start, end = sentence.start + listed.start("list"), sentence.start + listed.end("list")
+            found.setdefault(canonical, Claim(canonical, think[start:end], start, end))
         mentions = list(arms.finditer(text))
         ends = [m.end() for m in mentions]
         for head, level, predicate in _PREDICATES:

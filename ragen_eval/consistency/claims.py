@@ -13,6 +13,7 @@ different sources can be matched by string equality. The grammar (0-based ``(row
 - ``after(a1,a2,...|CLAIM)``: CLAIM holds after the moves a1, a2, ... (a prediction).
 - ``risk(ARM,high|low)``, ``reward(ARM,high|low)``: ARM has the highest/lowest variance or expected
   reward of the arms (Bandit).
+- ``arms(A,B,...)``: the level's arms are exactly A, B, ... in any order (Bandit).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ KINDS = ("position", "relation", "status", "prediction", "bandit")
 GAMES = ("sokoban", "frozenlake", "bandit")
 
 _KIND_BY_HEAD = {"at": "position", "rel": "relation", "adj": "relation", "on": "status", "all_placed": "status",
-                 "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit"}
-_CANONICAL = re.compile(r"^(all_placed|(?:at|rel|adj|on|corner|after|risk|reward)\((.*)\))$")
+                 "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit", "arms": "bandit"}
+_CANONICAL = re.compile(r"^(all_placed|(?:at|rel|adj|on|corner|after|risk|reward|arms)\((.*)\))$")
 
 
 @dataclass

@@ -40,6 +40,7 @@ Write each claim in this grammar (cells are (row, col), {base_word}, as in the s
   after(m1,m2,...|CLAIM) CLAIM holds after the moves m1, m2, ... (up/down/left/right)
   risk(ARM,high|low)     ARM has the highest/lowest variance (Bandit)
   reward(ARM,high|low)   ARM has the highest/lowest expected reward (Bandit)
+  arms(A,B,...)          the arms are A, B, ... (Bandit; a list of the arms, in the order stated)
 KIND is one of: {kinds}.
 Answer with JSON only: {{"claims": [{{"text": "<quoted span>", "claim": "<canonical>", "verdict": true|false}}]}}"""
 

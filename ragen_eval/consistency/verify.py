@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -87,11 +88,15 @@ def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
 
 
 def check_bandit(canonical: str, arms: Sequence[Mapping[str, Any]]) -> bool | None:
-    """Verdict of a ``risk``/``reward`` claim against the arms' true distributions.
+    """Verdict of a ``risk``/``reward`` claim against the arms' true distributions, or of an ``arms`` claim
+    against their names.
 
-    None if the arm is unknown or every arm ties on that quantity (nothing to be high or low).
+    None if the arm is unknown or every arm ties on that quantity (nothing to be high or low). An ``arms``
+    claim is true when it lists exactly the level's arms, in any order.
     """
     head, _, rest = canonical.partition("(")
+    if head == "arms":
+        return sorted(rest[:-1].split(",")) == sorted(re.sub(r"\s+", "", str(arm["name"]).lower()) for arm in arms)
     name, _, level = rest[:-1].partition(",")
     field = {"risk": "variance", "reward": "expected_reward"}.get(head)
     if field is None or level not in ("high", "low"):

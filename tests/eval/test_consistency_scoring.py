@@ -98,6 +98,45 @@ def test_bandit_claims_and_plan():
     assert score["plan"] == ["dragon"] and score["plan_agrees"] is True
 
 
+def _arms(*names: str) -> dict:
+    return {"game": "bandit", "arms": [{"name": name, "expected_reward": 0.1 * (i + 1), "variance": 0.1 * (i + 1)}
+                                       for i, name in enumerate(names)]}
+
+
+@pytest.mark.parametrize("names, think, expected", [
+    # thoughts a tiny model wrote on held-out arms: a name of another pool, a near miss
+    (("Tiger", "Unicorn"), "The arms are Tornado and Unicorn. Anicorn. I choose Tiger",
+     {"arms(tornado,unicorn)": False}),
+    (("Owl", "Tiger"), "The arms are Oak and Tiger. Tiger.", {"arms(oak,tiger)": False}),
+    (("Tiger", "Unicorn"), "The arms are Unicorn and Tiger. I choose Tiger.", {"arms(unicorn,tiger)": True}),
+    (("phoenix", "dragon"), "Two arms: phoenix and dragon.", {"arms(phoenix,dragon)": True}),
+    (("Phoenix", "Dragon"), "Arms: Phoenix, Dragon. Choose one to pull.", {"arms(phoenix,dragon)": True}),
+    (("Phoenix", "Dragon"), "The arms are Phoenix, Dragon, and Owl.", {"arms(phoenix,dragon,owl)": False}),
+    (("Phoenix", "Dragon", "Owl"), "The arms are Owl and Phoenix.", {"arms(owl,phoenix)": False}),  # one left out
+    # not lists of arms: a description, a question, a hedge
+    (("Phoenix", "Dragon"), "The arms are risky and safe.", {}),
+    (("Phoenix", "Dragon"), "Are the arms Phoenix and Dragon? Maybe the arms are Phoenix and Owl.", {}),
+])
+def test_a_list_of_arms_is_one_claim(names, think, expected):
+    score = score_turn({"state_before": _arms(*names), "think": think, "answer": names[0]}, game="bandit")
+    assert {c: v for c, v in verdicts(score).items() if c.startswith("arms(")} == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.permutations(["Owl", "Tiger", "Kraken", "Vault", "Meteor"]), st.integers(2, 3), st.booleans())
+def test_an_arms_claim_is_true_exactly_when_it_names_the_levels_arms(pool, n_arms, shuffled):
+    """The level's arms in either order make a true claim; one name swapped for another makes a false one."""
+    level, spare = pool[:n_arms], pool[n_arms]
+    stated = list(reversed(level)) if shuffled else list(level)
+    state = _arms(*level)
+    listing = lambda names: "The arms are " + ", ".join(names[:-1]) + " and " + names[-1] + "."  # noqa: E731
+    right = score_turn({"state_before": state, "think": listing(stated), "answer": level[0]}, game="bandit")
+    wrong = score_turn({"state_before": state, "think": listing(stated[:-1] + [spare]), "answer": level[0]},
+                       game="bandit")
+    assert verdicts(right) == {f"arms({','.join(n.lower() for n in stated)})": True}
+    assert list(verdicts(wrong).values()) == [False]
+
+
 def test_bandit_ties_are_unverifiable():
     tied = {**ARMS, "arms": [{**a, "expected_reward": 0.2} for a in ARMS["arms"]]}
     score = score_turn({"state_before": tied, "think": "Dragon pays more on average.", "answer": "dragon"},

@@ -68,7 +68,7 @@ def test_the_per_arm_thought_gives_each_listed_arm_its_role_in_order_and_only_tr
                            "riskier arm. I choose Owl.")
     claims = score_turn({"state_before": state, "think": thought, "actions_parsed": [best]}, game="bandit")["claims"]
     assert {c["canonical"]: c["verdict"] for c in claims} == {
-        "risk(owl,low)": True, "risk(tiger,high)": True, f"reward({best.lower()},high)": True}
+        "arms(owl,tiger)": True, "risk(owl,low)": True, "risk(tiger,high)": True, f"reward({best.lower()},high)": True}
     with pytest.raises(ValueError, match="needs one of the arms"):
         probe.per_arm(state, ["Shark"])
 
@@ -90,7 +90,7 @@ def test_of_the_two_keeps_the_list_and_the_claims_and_parts_the_repeated_name():
                        "average. I choose Tiger.")
     turn = {"state_before": state, "think": thought, "actions_parsed": ["Tiger"]}
     claims = {c["canonical"]: c["verdict"] for c in score_turn(turn, game="bandit")["claims"]}
-    assert claims == {"risk(tiger,high)": True, "reward(tiger,high)": True}
+    assert claims == {"arms(owl,tiger)": True, "risk(tiger,high)": True, "reward(tiger,high)": True}
 
 
 def test_an_of_the_two_run_takes_the_packages_answer_space(tiny_model_dir, tmp_path, monkeypatch):

@@ -20,7 +20,8 @@ import yaml
 HERE = Path(__file__).resolve().parent
 SPLITS = ("dev", "heldout", "blind")
 KIND_BY_HEAD = {"at": "position", "rel": "relation", "adj": "relation", "on": "status", "all_placed": "status",
-                "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit"}
+                "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit",
+                "arms": "bandit"}
 VERDICTS = {"T": True, "F": False, "?": None}
 
 
