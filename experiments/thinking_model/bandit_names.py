@@ -1,6 +1,7 @@
 """Does the model copy the arm names from a Bandit prompt? Per evaluation of a Bandit preset: how many first turns
 state both of the level's arm names in the thought ("The arms are A and B."), how many answer one of them, and the
-same per arm pair.
+same per arm pair; and the first turns' claims by the harness's checker, true of checked, with and without the
+thoughts' lists of arms (``arms(...)`` claims, which the checker reads since plan7.md's addition on them).
 
     python experiments/thinking_model/bandit_names.py runs/thinking_model/eval/g1-bandit_heldout-val [...]
 
@@ -16,6 +17,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from ragen_eval.consistency import score_turn
 from ragen_eval.jsonl_store import read_jsonl
 
 STATED = re.compile(r"The arms are (\S+?) and (\S+?)\.")
@@ -23,7 +25,8 @@ STATED = re.compile(r"The arms are (\S+?) and (\S+?)\.")
 
 def name_copies(episodes: Path) -> dict[str, object]:
     """Counts over the episodes' first turns: episodes, thoughts stating exactly the level's two arm names, answers
-    that are one of them, and per arm pair (in shown order) the same three counts."""
+    that are one of them, and per arm pair (in shown order) the same three counts; and the checker's claims of those
+    turns (checked, true), all of them and those other than lists of arms."""
     totals: Counter[str] = Counter()
     pairs: dict[str, Counter[str]] = {}
     for record in read_jsonl(episodes):
@@ -33,9 +36,15 @@ def name_copies(episodes: Path) -> dict[str, object]:
         copied = stated is not None and sorted(stated.groups()) == sorted(names)
         row = Counter(episodes=1, thought_names_right=int(copied),
                       answer_in_prompt=int((turn.get("answer") or "").strip() in names))
-        totals.update(row)
         pairs.setdefault(", ".join(names), Counter()).update(row)
-    return {**{key: totals[key] for key in ("episodes", "thought_names_right", "answer_in_prompt")},
+        checked = [c for c in score_turn(turn, game="bandit")["claims"] if c["verdict"] is not None]
+        unlisted = [c for c in checked if not c["canonical"].startswith("arms(")]
+        row.update(n_claims=len(checked), n_true=sum(c["verdict"] for c in checked),
+                   n_claims_without_list=len(unlisted), n_true_without_list=sum(c["verdict"] for c in unlisted))
+        totals.update(row)
+    keys = ("episodes", "thought_names_right", "answer_in_prompt", "n_claims", "n_true", "n_claims_without_list",
+            "n_true_without_list")
+    return {**{key: totals[key] for key in keys},
             "by_pair": {pair: dict(counts) for pair, counts in sorted(pairs.items())}}
 
 
@@ -51,7 +60,9 @@ def main(argv: list[str] | None = None) -> int:
     out = {run.name: name_copies(run / "episodes.jsonl") for run in args.runs}
     for name, figures in out.items():
         print(f"{name}: thought names right {figures['thought_names_right']} of {figures['episodes']}, "
-              f"answer in the prompt {figures['answer_in_prompt']}")
+              f"answer in the prompt {figures['answer_in_prompt']}; claims true {figures['n_true']} of "
+              f"{figures['n_claims']}, without the lists of arms {figures['n_true_without_list']} of "
+              f"{figures['n_claims_without_list']}")
         for pair, counts in figures["by_pair"].items():
             print(f"  {pair}: {counts['thought_names_right']} / {counts['answer_in_prompt']} of {counts['episodes']}")
     if args.json:

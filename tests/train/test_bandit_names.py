@@ -15,7 +15,9 @@ bandit_names = load_script("experiments/thinking_model/bandit_names.py")
 
 
 def _record(names: list[str], think: str, answer: str) -> dict:
-    arms = [{"name": name, "expected_reward": 0.1, "variance": 0.0, "low_risk": True} for name in names]
+    """The first arm is the safe one and pays less; the second is risky and pays more."""
+    arms = [{"name": name, "expected_reward": 0.1 + 0.15 * i, "variance": 0.1875 * i, "low_risk": not i}
+            for i, name in enumerate(names)]
     return {"turns": [{"state_before": {"game": "bandit", "arms": arms}, "think": think, "answer": answer}]}
 
 
@@ -34,10 +36,15 @@ def test_counts_thoughts_that_copy_both_names_and_answers_from_the_prompt(tmp_pa
     assert bandit_names.main([str(run), "--json", str(out)]) == 0
     figures = json.loads(out.read_text())[run.name]
     assert (figures["episodes"], figures["thought_names_right"], figures["answer_in_prompt"]) == (5, 2, 4)
+    # checked claims: arms(tiger,owl) and risk(tiger,high) true; arms(owl,shark) false (Shark is no arm, so its
+    # risk is no claim); arms(dove,kraken) true; arms(dove,dove) false
+    assert (figures["n_claims"], figures["n_true"]) == (5, 3)
+    assert (figures["n_claims_without_list"], figures["n_true_without_list"]) == (1, 1)
     assert figures["by_pair"] == {
         "Dove, Kraken": {"episodes": 3, "thought_names_right": 1, "answer_in_prompt": 3},
         "Owl, Tiger": {"episodes": 2, "thought_names_right": 1, "answer_in_prompt": 1}}
-    assert "thought names right 2 of 5, answer in the prompt 4" in capsys.readouterr().out
+    assert ("thought names right 2 of 5, answer in the prompt 4; claims true 3 of 5, without the lists of arms 1 of 1"
+            in capsys.readouterr().out)
 
 
 def test_a_directory_without_episodes_is_refused(tmp_path):
