@@ -17,11 +17,10 @@ from typing import Any
 
 import yaml
 
+from ragen_eval.consistency.claims import claim_kind
+
 HERE = Path(__file__).resolve().parent
 SPLITS = ("dev", "heldout", "blind")
-KIND_BY_HEAD = {"at": "position", "rel": "relation", "adj": "relation", "on": "status", "all_placed": "status",
-                "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit",
-                "arms": "bandit"}
 VERDICTS = {"T": True, "F": False, "?": None}
 
 
@@ -66,10 +65,13 @@ def level_state(spec: dict[str, Any]) -> dict[str, Any]:
 def gold_claim(text: str) -> dict[str, Any]:
     """``at(box,2,3)=T`` -> {canonical, kind, verdict}."""
     canonical, _, mark = text.strip().rpartition("=")
-    head = canonical.split("(", 1)[0]
-    if mark not in VERDICTS or head not in KIND_BY_HEAD:
+    if mark not in VERDICTS:
         raise ValueError(f"bad gold claim {text!r}")
-    return {"canonical": canonical, "kind": KIND_BY_HEAD[head], "verdict": VERDICTS[mark]}
+    try:
+        kind = claim_kind(canonical)
+    except ValueError as error:
+        raise ValueError(f"bad gold claim {text!r}") from error
+    return {"canonical": canonical, "kind": kind, "verdict": VERDICTS[mark]}
 
 
 def build_item(raw: dict[str, Any], levels: dict[str, Any], split: str) -> dict[str, Any]:
