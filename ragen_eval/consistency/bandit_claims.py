@@ -6,7 +6,7 @@ import bisect
 import re
 from collections.abc import Sequence
 
-from ragen_eval.consistency.claims import Claim
+from ragen_eval.consistency.claims import Claim, arm_key
 from ragen_eval.consistency.segments import sentences
 
 _RISK_HIGH = (r"(?:riskier|riskiest|risky|more\s+risky|most\s+risky|high[- ]risk|higher[- ]risk|more\s+risk|"
@@ -60,7 +60,7 @@ def extract_bandit_claims(think: str, arm_names: Sequence[str]) -> list[Claim]:
         listed = listing.search(text)
         if listed and not _NOT_ASSERTED.search(text[:listed.start("list")]):
             stated = re.split(_LIST_BREAK, listed.group("list"))
-            canonical = "arms(" + ",".join(re.sub(r"\s+", "", name.lower()) for name in stated) + ")"
+            canonical = "arms(" + ",".join(arm_key(name) for name in stated) + ")"
             start, end = sentence.start + listed.start("list"), sentence.start + listed.end("list")
             found.setdefault(canonical, Claim(canonical, think[start:end], start, end))
         mentions = list(arms.finditer(text))
@@ -79,7 +79,7 @@ def extract_bandit_claims(think: str, arm_names: Sequence[str]) -> list[Claim]:
                     continue
                 if re.match(r"\s*than\s+(?:the\s+)?" + arm.group(1), text[pm.end():], re.IGNORECASE):
                     continue
-                canonical = f"{head}({arm.group(1).lower()},{level})"
+                canonical = f"{head}({arm_key(arm.group(1))},{level})"
                 start, end = sentence.start + arm.start(), sentence.start + pm.end()
                 found.setdefault(canonical, Claim(canonical, think[start:end], start, end))
     return sorted(found.values(), key=lambda c: c.start)

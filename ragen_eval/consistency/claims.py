@@ -67,6 +67,12 @@ def claim_kind(canonical: str) -> str:
     return _KIND_BY_HEAD[head]
 
 
+def arm_key(name: str) -> str:
+    """A Bandit arm's name as canonical claims write it: lower case, without spaces (``Savings Account`` ->
+    ``savingsaccount``), so a rule-read, judge-reported or hand-labelled claim about it is the same string."""
+    return re.sub(r"\s+", "", str(name)).lower()
+
+
 def normalise_canonical(text: str) -> str | None:
     """Lower-case and strip spaces from a canonical claim; None if it is not in the grammar.
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ragen_eval.consistency.board import DIRECTION_DELTAS, Board, Cell
+from ragen_eval.consistency.claims import arm_key
 
 #: Given a move sequence, the board it leads to, or None when that cannot be known.
 Predictor = Callable[[tuple[str, ...]], Board | None]
@@ -96,12 +96,12 @@ def check_bandit(canonical: str, arms: Sequence[Mapping[str, Any]]) -> bool | No
     """
     head, _, rest = canonical.partition("(")
     if head == "arms":
-        return sorted(rest[:-1].split(",")) == sorted(re.sub(r"\s+", "", str(arm["name"]).lower()) for arm in arms)
+        return sorted(rest[:-1].split(",")) == sorted(arm_key(arm["name"]) for arm in arms)
     name, _, level = rest[:-1].partition(",")
     field = {"risk": "variance", "reward": "expected_reward"}.get(head)
     if field is None or level not in ("high", "low"):
         raise ValueError(f"not a bandit claim: {canonical!r}")
-    values = {str(arm["name"]).lower(): float(arm[field]) for arm in arms}
+    values = {arm_key(arm["name"]): float(arm[field]) for arm in arms}
     if name not in values or max(values.values()) == min(values.values()):
         return None
     pick = max if level == "high" else min

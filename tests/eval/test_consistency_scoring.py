@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from ragen_eval.consistency import aggregate, positions_by_object, relations_by_subject, score_episode, score_turn
 from ragen_eval.consistency.board import Board
+from ragen_eval.consistency.claims import normalise_canonical
+from ragen_eval.consistency.verify import check_bandit
 
 # Level s1 of the labelled set: player (3,4), box (2,2), target (4,2), walls on the border.
 S1_ROWS = ["######", "#    #", "# $  #", "#   @#", "# .  #", "######"]
@@ -135,6 +137,18 @@ def test_an_arms_claim_is_true_exactly_when_it_names_the_levels_arms(pool, n_arm
                        game="bandit")
     assert verdicts(right) == {f"arms({','.join(n.lower() for n in stated)})": True}
     assert list(verdicts(wrong).values()) == [False]
+
+
+def test_a_name_with_a_space_reads_the_same_from_rules_and_from_a_judge():
+    """Custom arm names may hold spaces; the rules' claims must equal the judge's normalised form and stay checked."""
+    state = _arms("Savings Account", "Lottery")
+    think = "The arms are Savings Account and Lottery. Savings Account is the safer arm. Lottery pays more on average."
+    rules = verdicts(score_turn({"state_before": state, "think": think, "answer": "Lottery"}, game="bandit"))
+    assert rules == {"arms(savingsaccount,lottery)": True, "risk(savingsaccount,low)": True,
+                     "reward(lottery,high)": True}
+    for judged in ("risk(Savings Account, low)", "ARMS(Lottery, Savings Account)", "reward(savings account,high)"):
+        canonical = normalise_canonical(judged)
+        assert check_bandit(canonical, state["arms"]) is (judged != "reward(savings account,high)")
 
 
 def test_bandit_ties_are_unverifiable():
