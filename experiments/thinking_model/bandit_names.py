@@ -1,7 +1,7 @@
 """Does the model copy the arm names from a Bandit prompt? Per evaluation of a Bandit preset: how many first turns
-state both of the level's arm names in the thought ("The arms are A and B."), how many answer one of them, and the
-same per arm pair; and the first turns' claims by the harness's checker, true of checked, with and without the
-thoughts' lists of arms (``arms(...)`` claims, which the checker reads since plan7.md's addition on them).
+list exactly the level's arms in the thought ("The arms are A and B.", a true ``arms(...)`` claim of the harness's
+checker), how many answer one of them, and the same per arm pair; and the first turns' claims by that checker, true
+of checked, with and without the thoughts' lists of arms (which the checker reads since plan7.md's addition on them).
 
     python experiments/thinking_model/bandit_names.py runs/thinking_model/eval/g1-bandit_heldout-val [...]
 
@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 from collections import Counter
 from pathlib import Path
 
 from ragen_eval.consistency import score_turn
 from ragen_eval.jsonl_store import read_jsonl
 
-STATED = re.compile(r"The arms are (\S+?) and (\S+?)\.")
-
 
 def name_copies(episodes: Path) -> dict[str, object]:
-    """Counts over the episodes' first turns: episodes, thoughts stating exactly the level's two arm names, answers
+    """Counts over the episodes' first turns: episodes, thoughts listing exactly the level's arms, answers
     that are one of them, and per arm pair (in shown order) the same three counts; and the checker's claims of those
     turns (checked, true), all of them and those other than lists of arms."""
     totals: Counter[str] = Counter()
@@ -32,13 +29,12 @@ def name_copies(episodes: Path) -> dict[str, object]:
     for record in read_jsonl(episodes):
         turn = record["turns"][0]
         names = [arm["name"] for arm in turn["state_before"]["arms"]]
-        stated = STATED.search(turn.get("think") or "")
-        copied = stated is not None and sorted(stated.groups()) == sorted(names)
-        row = Counter(episodes=1, thought_names_right=int(copied),
+        checked = [c for c in score_turn(turn, game="bandit")["claims"] if c["verdict"] is not None]
+        lists = [c for c in checked if c["canonical"].startswith("arms(")]
+        unlisted = [c for c in checked if not c["canonical"].startswith("arms(")]
+        row = Counter(episodes=1, thought_names_right=int(any(c["verdict"] for c in lists)),
                       answer_in_prompt=int((turn.get("answer") or "").strip() in names))
         pairs.setdefault(", ".join(names), Counter()).update(row)
-        checked = [c for c in score_turn(turn, game="bandit")["claims"] if c["verdict"] is not None]
-        unlisted = [c for c in checked if not c["canonical"].startswith("arms(")]
         row.update(n_claims=len(checked), n_true=sum(c["verdict"] for c in checked),
                    n_claims_without_list=len(unlisted), n_true_without_list=sum(c["verdict"] for c in unlisted))
         totals.update(row)
