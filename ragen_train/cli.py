@@ -108,8 +108,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(yaml.safe_dump(config.to_dict(), sort_keys=False), end="")
         return 0
     from ragen_train.run_dir import RunDirError
-    from ragen_train.trainer import train
+    from ragen_train.trainer import check_runnable, train
 
+    try:
+        check_runnable(config)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"ragen-train: error: {exc}", file=sys.stderr)
+        return 2
     try:
         run_dir = train(config)
     except RunDirError as exc:  # every rank raises it; under torchrun, say it once

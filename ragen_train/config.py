@@ -263,12 +263,13 @@ class TrainConfig:
             raise ValueError(f"rollout_filter_top_p must be in (0, 1], got {self.rollout_filter_top_p!r}")
         if not 0.0 <= self.rollout_filter_min_p <= 1.0:
             raise ValueError(f"rollout_filter_min_p must be in [0, 1], got {self.rollout_filter_min_p!r}")
+        # Each range is checked as "inside", so nan (which fails every comparison) is refused too.
         for name in ("collapse_std_ratio", "collapse_entropy_ratio", "collapse_cond_entropy_ratio", "collapse_mi_ratio"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0 (0: off), got {getattr(self, name)!r}")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0 (0: off), got {getattr(self, name)!r}")
         for name in ("collapse_grad_spike", "collapse_critic_grad_spike"):
-            if getattr(self, name) != 0 and not getattr(self, name) > 1:
-                raise ValueError(f"{name} must be > 1 (0: off), got {getattr(self, name)!r}")
+            if getattr(self, name) != 0 and not 1 < getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number > 1 (0: off), got {getattr(self, name)!r}")
         if not 0.0 < self.rollout_filter_ratio <= 1.0:
             raise ValueError(f"rollout_filter_ratio must be in (0, 1], got {self.rollout_filter_ratio!r}")
         if not 0.0 < self.vllm_gpu_memory_utilization <= 1.0:
@@ -279,9 +280,8 @@ class TrainConfig:
         for name in ("gamma", "lam"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
-        # Each range is checked as "inside", so nan (which fails every comparison) is refused too.
         for name in ("clip_ratio_low", "clip_ratio_high", "value_clip", "grad_clip", "actor_lr", "critic_lr",
-                     "reward_scale"):
+                     "reward_scale", "norm_adv_eps"):
             if not 0 < getattr(self, name) < math.inf:
                 raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)!r}")
         if not 0 < self.top_p <= 1:
@@ -308,8 +308,12 @@ class TrainConfig:
         if not isinstance(self.env_config, dict):
             raise TypeError(f"env_config must be a mapping, got {type(self.env_config).__name__}")
         for name in ("reasoning_reward_format", "reasoning_reward_consistency"):
-            if not getattr(self, name) >= 0:
-                raise ValueError(f"{name} must be >= 0 (0 turns the term off), got {getattr(self, name)!r}")
+            if not 0 <= getattr(self, name) < math.inf:
+                raise ValueError(f"{name} must be a finite number >= 0 (0 turns the term off), "
+                                 f"got {getattr(self, name)!r}")
+        if self.protocol.context != "full":
+            raise ValueError(f"protocol.context must be 'full' for training (every turn extends one token "
+                             f"sequence), got {self.protocol.context!r}")
         for game in self.games():
             check_game_settings(game.name, game.env_config, self.protocol)
 
@@ -407,8 +411,12 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     if path is not None:
         path = Path(path)
         if not path.is_file():
-            raise FileNotFoundError(f"config file {path} does not exist")
-        loaded = yaml.safe_load(path.read_text()) or {}
+            raise FileNotFoundError(f"config file {path} is not a file" if path.exists()
+                                    else f"config file {path} does not exist")
+        try:
+            loaded = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as error:
+            raise ValueError(f"config file {path} is not valid YAML: {error}") from None
         if not isinstance(loaded, dict):
             raise ValueError(f"config file {path} must hold a mapping at the top level, got {type(loaded).__name__}")
         values.update(loaded)

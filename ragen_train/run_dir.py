@@ -68,6 +68,8 @@ def open_run_dir(config: TrainConfig, info: DistInfo) -> Iterator[Path]:
             _check_or_write_config(config, run_dir)
         except (LockBusyError, RunDirError) as exc:
             error = str(exc)
+        except OSError as exc:  # output_dir at or under a file, or not writable
+            error = f"run directory {run_dir} cannot be used: {exc}"
     error = broadcast_object(info, error)
     try:
         if error is not None:
@@ -104,7 +106,12 @@ def _check_or_write_config(config: TrainConfig, run_dir: Path) -> None:
         raise RunDirError(str(exc)) from None
     path = run_dir / CONFIG_FILE
     if path.exists():
-        stored = yaml.safe_load(path.read_text()) or {}
+        try:
+            stored = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError as exc:
+            raise RunDirError(f"{path} is damaged (not valid YAML: {exc}); restore it or give a new run_name") from None
+        if not isinstance(stored, dict):
+            raise RunDirError(f"{path} is damaged (not a mapping of config fields); restore it or give a new run_name")
         changes = config_differences(stored, config)
         if changes and not config.allow_config_change:
             raise RunDirError(

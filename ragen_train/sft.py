@@ -100,10 +100,13 @@ class SFTConfig:
             raise ValueError("SFTConfig.demos must be one or more DemoConfig")
         require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers",
                             "checkpoint_every", "log_every"))
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"SFTConfig.lr must be a positive number, got {self.lr!r}")
-        if self.warmup_steps < 0 or self.grad_clip <= 0:
-            raise ValueError("SFTConfig.warmup_steps must be >= 0 and grad_clip > 0")
+        # ranges checked as "inside", so nan and inf are refused before anything is written
+        if not (isinstance(self.lr, (int, float)) and 0 < self.lr < math.inf):
+            raise ValueError(f"SFTConfig.lr must be a finite number > 0, got {self.lr!r}")
+        if not (isinstance(self.weight_decay, (int, float)) and 0 <= self.weight_decay < math.inf):
+            raise ValueError(f"SFTConfig.weight_decay must be a finite number >= 0, got {self.weight_decay!r}")
+        if not (self.warmup_steps >= 0 and 0 < self.grad_clip < math.inf):
+            raise ValueError("SFTConfig.warmup_steps must be >= 0 and grad_clip a finite number > 0")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form, as written to ``sft_config.json``."""

@@ -60,6 +60,7 @@ from ragen_train.distributed import (
     barrier,
     init_distributed,
     shutdown,
+    torch_device,
 )
 from ragen_train.filtering import FilterResult, select_by_game, select_groups
 from ragen_train.loss import (
@@ -562,8 +563,18 @@ def evaluate(policy: ActorCritic, tokenizer: Any, config: TrainConfig, step: int
 # The run
 
 
+def check_runnable(config: TrainConfig) -> None:
+    """Raise ValueError or FileNotFoundError for a run that cannot start: a device torch cannot use, or a ``model``
+    that is neither ``tiny`` nor a checkpoint. :func:`train` writes its run directory before it loads the model,
+    so it checks this first."""
+    torch_device(config.device)
+    if config.model != "tiny":
+        _given_checkpoint(config.model)
+
+
 def train(config: TrainConfig) -> Path:
     """Run (or resume) a training run; return its directory."""
+    check_runnable(config)
     info = init_distributed(config.device)
     try:
         with open_run_dir(config, info) as run_dir:  # locked for the whole run; config.yaml checked
@@ -733,15 +744,19 @@ def initial_model(config: TrainConfig, run_dir: Path) -> Path:
     """The checkpoint training starts from: ``config.model`` (``default``: the embedded model ``ragen-eval`` plays),
     or a tiny random model built in the run dir."""
     if config.model != "tiny":
-        path = Path(resolve_model_path(config.model))
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"model {config.model!r} is not a transformers checkpoint directory "
-                                    "(no config.json); use a local path, model=default or model=tiny")
-        return path
+        return _given_checkpoint(config.model)
     path = run_dir / "init_model"
     if not (path / "config.json").is_file():
         build_tiny_checkpoint(path, seed=config.seed, hidden_size=config.tiny_hidden_size,
                               num_layers=config.tiny_num_layers, num_heads=max(1, config.tiny_hidden_size // 64))
+    return path
+
+
+def _given_checkpoint(model: str) -> Path:
+    path = Path(resolve_model_path(model))
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(f"model {model!r} is not a transformers checkpoint directory "
+                                "(no config.json); use a local path, model=default or model=tiny")
     return path
 
 

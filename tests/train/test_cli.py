@@ -34,6 +34,33 @@ def test_bad_config_is_a_clean_error(capsys, tmp_path):
     assert main(["--config", str(tmp_path / "missing.yaml")]) == 2
 
 
+@pytest.mark.parametrize(("argv", "named"), [
+    (["device=foo"], "device='foo' is not a torch device"),
+    (["model=/no/such/checkpoint"], "model '/no/such/checkpoint' is not a transformers checkpoint directory"),
+    (["protocol.context=single"], "protocol.context must be 'full' for training"),
+])
+def test_a_run_that_cannot_start_is_one_line_before_any_run_directory(argv, named, capsys, tmp_path):
+    out = tmp_path / "out"
+    assert main(["--out", str(out), "total_steps=1", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ragen-train: error:") and named in err and len(err.splitlines()) == 1, err
+    assert not out.exists()
+
+
+def test_an_unusable_run_directory_is_one_line(capsys, tmp_path):
+    (tmp_path / "file").write_text("")
+    assert main(["--out", str(tmp_path / "file"), "total_steps=1"]) == 2
+    assert "cannot be used" in capsys.readouterr().err
+    for damaged in ("seed: [0\n", "- 1\n"):
+        run = tmp_path / "runs" / "x"
+        run.mkdir(parents=True, exist_ok=True)
+        (run / "config.yaml").write_text(damaged)
+        assert main(["--out", str(tmp_path / "runs"), "run_name=x", "total_steps=1"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith("ragen-train: error:") and "config.yaml is damaged" in err, err
+        assert (run / "config.yaml").read_text() == damaged
+
+
 def test_sft_subcommand_goes_to_ragen_train_sft(capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["sft", "--help"])

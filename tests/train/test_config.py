@@ -62,6 +62,12 @@ def test_parse_overrides():
     ({"eval_temperature": math.nan}, "eval_temperature"), ({"kl_coef": math.inf}, "kl_coef"),
     ({"actor_lr": math.inf}, "actor_lr must be a finite number > 0, got inf"),
     ({"top_p": 1.5}, r"top_p must be in \(0, 1\]"), ({"top_p": math.nan}, "top_p"),
+    # a nan epsilon made every advantage nan, a negative one infinite; a nan alert ratio switched the alert off
+    ({"norm_adv_eps": math.nan}, "norm_adv_eps"), ({"norm_adv_eps": -1.0}, "norm_adv_eps"),
+    ({"reasoning_reward_format": math.inf}, "reasoning_reward_format must be a finite number >= 0"),
+    ({"collapse_std_ratio": math.nan}, "collapse_std_ratio"), ({"collapse_mi_ratio": math.inf}, "collapse_mi_ratio"),
+    ({"collapse_grad_spike": math.inf}, "collapse_grad_spike must be a finite number > 1"),
+    ({"protocol": {"context": "last_k"}}, "protocol.context must be 'full' for training"),
 ])
 def test_bad_values_name_the_field(values, match):
     with pytest.raises(ValueError, match=match):
@@ -78,11 +84,16 @@ def test_wrong_types_name_the_field(values, match):
 
 
 def test_missing_file_and_non_mapping(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         load_config(tmp_path / "nope.yaml")
+    with pytest.raises(FileNotFoundError, match="is not a file"):
+        load_config(tmp_path)
     bad = tmp_path / "list.yaml"
     bad.write_text("- 1\n- 2\n")
     with pytest.raises(ValueError, match="mapping"):
+        load_config(bad)
+    bad.write_text("env: [bandit\n foo: : :\n")
+    with pytest.raises(ValueError, match="is not valid YAML"):
         load_config(bad)
 
 

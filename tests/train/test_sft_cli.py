@@ -41,6 +41,10 @@ def test_the_console_command_says_one_line_and_makes_nothing(tmp_path: Path) -> 
     (["--env", "bandit,frozenlake", "--env-config", ":height=5"], "--env-config takes ENV:KEY=VALUE"),
     (["--model", "no/such/checkpoint"], "--model 'no/such/checkpoint' is neither 'tiny', 'default' nor a transformers checkpoint"),
     (["--max-steps", "0"], "--max-steps must be a positive int, got 0"),
+    # AdamW refused these, but only after the output folder was written
+    (["--weight-decay", "-1"], "weight_decay must be a finite number >= 0, got -1.0"),
+    (["--weight-decay", "nan"], "weight_decay must be a finite number >= 0, got nan"),
+    (["--lr", "inf"], "lr must be a finite number > 0, got inf"),
     (["--device", "gpu0"], "device='gpu0' is not a torch device"),
     pytest.param(["--device", "cuda"], "device='cuda' but CUDA is not available",
                  marks=pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is there")),
