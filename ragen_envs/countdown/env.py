@@ -14,6 +14,7 @@ from ragen_envs.base_game import BaseGame, Move
 from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import require_ints
 from ragen_envs.countdown.expressions import evaluate, templates, write
+from ragen_envs.deadline import check_deadline
 from ragen_envs.rendering import TileStyle
 
 #: How the prompt lists the actions (every expression would be too many to list).
@@ -46,18 +47,27 @@ class CountdownLevel:
     solution: int
 
 
+#: Draws of numbers before :func:`generate` gives up on a config (the presets' levels take one or two).
+MAX_DRAWS = 10_000
+
+
 def generate(config: CountdownConfig, seed: int) -> CountdownLevel:
     """Numbers drawn at random, then random templates until one gives a whole target in ``1..max_target``:
-    only solvable levels, and a pure function of the arguments."""
+    only solvable levels, and a pure function of the arguments. A RuntimeError after :data:`MAX_DRAWS` draws
+    (a config whose numbers can hardly make a small target)."""
     rng = np.random.default_rng(seed)
     shapes = templates(config.count)
-    while True:
+    for _ in range(MAX_DRAWS):
+        check_deadline()
         numbers = tuple(sorted(int(n) for n in rng.integers(1, config.max_number + 1, size=config.count)))
         for _ in range(20):
             choice = int(rng.integers(len(shapes)))
             value = evaluate(shapes[choice], numbers)
             if value is not None and value.denominator == 1 and 1 <= value <= config.max_target:
                 return CountdownLevel(numbers, int(value), choice)
+    raise RuntimeError(f"no Countdown level with a whole target in 1..{config.max_target} found in {MAX_DRAWS:,} "
+                       f"draws of {config.count} numbers up to {config.max_number}; raise max_target or lower "
+                       "max_number")
 
 
 class CountdownEnv(BaseGame):

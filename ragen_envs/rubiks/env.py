@@ -12,6 +12,7 @@ from gymnasium import spaces
 from ragen_envs.base_game import BaseGame, Move
 from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import require_ints
+from ragen_envs.deadline import check_deadline
 from ragen_envs.rendering import TileStyle
 from ragen_envs.rubiks import cube
 from ragen_envs.text_game import grid_lines, text_budget
@@ -66,7 +67,8 @@ def generate(config: RubiksConfig, seed: int) -> CubeLevel:
     """A distance ``d`` drawn from the config's range, then random walks of ``d`` turns (never the same face
     twice in a row) until one ends exactly ``d`` turns from solved: a pure function of its arguments."""
     rng = np.random.default_rng(seed)
-    while True:
+    while True:  # the config's checks keep this short; a server's time_limit still bounds it
+        check_deadline()
         want = int(rng.integers(config.min_distance, config.max_distance + 1))
         moves: list[int] = []
         while len(moves) < want:

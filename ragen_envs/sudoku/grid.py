@@ -12,6 +12,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ragen_envs.deadline import check_deadline
+
 Grid = tuple[int, ...]
 
 
@@ -80,7 +82,8 @@ def solved_grid(size: int, rng: np.random.Generator) -> Grid:
 def generate(size: int, givens: int, rng: np.random.Generator) -> tuple[Grid, Grid]:
     """A puzzle with exactly ``givens`` filled cells and one solution, and that solution: cells are emptied in
     random order while the solution stays unique; a grid that cannot get down to ``givens`` is redrawn."""
-    while True:
+    while True:  # the config's checks keep this short; a server's time_limit still bounds it
+        check_deadline()
         solution = solved_grid(size, rng)
         puzzle = list(solution)
         filled = size * size

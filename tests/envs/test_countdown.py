@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 import ragen_envs
 from ragen_envs.countdown import CountdownConfig, generate
+from ragen_envs.countdown import env as countdown_env
 from ragen_envs.countdown.expressions import evaluate, templates, write
+from ragen_envs.deadline import DeadlineExceeded, time_limit
 from ragen_envs.text import TextEpisode
 
 
@@ -105,3 +107,16 @@ def test_a_division_by_zero_is_an_invalid_action():
 def test_bad_configs_are_one_clear_error(bad):
     with pytest.raises(ValueError, match="CountdownConfig"):
         CountdownConfig(**bad)
+
+
+def test_a_config_that_can_hardly_make_a_target_ends_in_a_clear_error_and_obeys_a_time_limit(monkeypatch):
+    """Numbers up to a billion almost never make the target 1: generation gives up instead of looping forever,
+    and a server's time_limit stops it sooner."""
+    hopeless = CountdownConfig(max_number=10**9, max_target=1)
+    with pytest.raises(DeadlineExceeded):
+        with time_limit(0.05):
+            generate(hopeless, 0)
+    monkeypatch.setattr(countdown_env, "MAX_DRAWS", 50)
+    with pytest.raises(RuntimeError, match="no Countdown level with a whole target in 1..1 found in 50 draws"):
+        generate(hopeless, 0)
+    assert generate(CountdownConfig(), 0) == generate(CountdownConfig(), 0)  # a preset's level is still found
