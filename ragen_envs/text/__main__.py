@@ -24,7 +24,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reply", action="append", default=[], help="a model reply to play before printing")
     args = parser.parse_args(argv)
     config = ProtocolConfig(observation_format=args.format, context=args.context, think=not args.no_think)
-    episode = TextEpisode(args.env, args.seed, config)
+    try:  # an unknown game, a bad seed or a config no level fits: one line and exit status 2, not a traceback
+        episode = TextEpisode(args.env, args.seed, config)
+    except (ValueError, TypeError, RuntimeError) as error:
+        parser.error(str(error))
     for reply in args.reply:
         if not episode.done:
             episode.step(reply)
