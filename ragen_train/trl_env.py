@@ -76,7 +76,9 @@ class GameRollout:
     """Rollouts made so far; with the trainer's seed it seeds each call's sampling."""
 
     def __post_init__(self) -> None:
-        # Fail on a bad env, protocol or config now, not at the first training step.
+        # Fail on a bad env, protocol, config or length now, not at the first training step.
+        if isinstance(self.max_seq_len, bool) or not isinstance(self.max_seq_len, int) or self.max_seq_len < 1:
+            raise ValueError(f"GameRollout.max_seq_len must be a positive int, got {self.max_seq_len!r}")
         TextEpisode(self.env, 0, self.protocol, self.env_config)
         if dict(self.protocol or {}).get("context", "full") != "full":
             raise ValueError("GameRollout needs the protocol's context='full': each episode is one token sequence")

@@ -174,6 +174,9 @@ def test_bad_settings_and_foreign_prompts_fail_clearly():
         GameRollout("no_such_game")
     with pytest.raises(ValueError, match="context='full'"):
         GameRollout("bandit", protocol={"context": "single"})
+    for length in ("x", -5, 0, True):  # each once failed only at the first rollout
+        with pytest.raises(ValueError, match="max_seq_len must be a positive int"):
+            GameRollout("bandit", max_seq_len=length)
     with pytest.raises(ValueError, match=SEED_KEY):
         GameRollout("bandit")([[{"role": "user", "content": "hi"}]], trainer=None)
 
