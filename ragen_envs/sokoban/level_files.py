@@ -51,6 +51,10 @@ LEVEL_FILE_SUFFIXES: tuple[str, ...] = (".txt", ".xsb", ".sok")
 CERTIFICATES_SUFFIX = ".certificates.json"
 #: States the solver may expand per level before the level is refused as too hard to certify.
 SOLVER_MAX_NODES = 2_000_000
+#: Memory the solver may take on one level: on a large grid each state is larger, so fewer are expanded
+#: (:func:`solver_budget`; grids up to about 25 x 25 keep all of :data:`SOLVER_MAX_NODES`), and a small file
+#: of a huge open room cannot take many gigabytes.
+SOLVER_MAX_BYTES = 5 * 2**28
 #: Memory a loaded level set may take (by :meth:`_Block.estimated_bytes`); a larger one is refused,
 #: naming the ``levels_limit`` that fits.
 MAX_SET_BYTES = 256 * 2**20
@@ -350,13 +354,23 @@ def _certify(parsed: dict[Path, list[_ParsedLevel]], name: str, *, cache: bool, 
     return known
 
 
+def solver_budget(level: SokobanLevel) -> int:
+    """States the solver may expand on ``level``: :data:`SOLVER_MAX_NODES`, fewer where the grid is so large that
+    they would take more than :data:`SOLVER_MAX_BYTES`."""
+    # A search state of the solver measured 0.57 KB on a 20x20 grid and 2.7 KB on a 120x120 one (ru_maxrss over
+    # 10^5 states); this bound lies above both.
+    state_bytes = 512 + level.height * level.width // 4
+    return min(SOLVER_MAX_NODES, SOLVER_MAX_BYTES // state_bytes)
+
+
 def _solve(p: _ParsedLevel, file: Path) -> SokobanCertificate:
-    result = solve(p.level, max_nodes=SOLVER_MAX_NODES)
+    budget = solver_budget(p.level)
+    result = solve(p.level, max_nodes=budget)
     if result.status is SolveStatus.UNSOLVABLE:
         raise LevelFileError(f"{file}: level {p.number} (line {p.line}) has no solution")
     if result.status is SolveStatus.LIMIT or result.certificate is None:
         raise LevelFileError(f"{file}: level {p.number} (line {p.line}) was not solved within "
-                             f"{SOLVER_MAX_NODES:,} search states, so it cannot be certified")
+                             f"{budget:,} search states, so it cannot be certified")
     return result.certificate
 
 

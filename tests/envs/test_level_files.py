@@ -19,6 +19,7 @@ import ragen_envs
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, format_level, generate, solve
 from ragen_envs.sokoban import level_files
 from ragen_envs.sokoban.__main__ import main as sokoban_main
+from ragen_envs.sokoban.notation import parse_level
 from ragen_envs.sokoban.level_files import (LevelFileError, certificates_path, count_levels, load_level_set,
                                             user_cache_path)
 from ragen_envs.text import TextEpisode
@@ -306,6 +307,27 @@ def test_the_memory_estimate_matches_a_measured_set_and_a_set_over_budget_is_ref
     assert len(load_level_set(path, limit=5)) == 5
     with pytest.raises(LevelFileError, match=r"its first 6 levels \(levels_limit\) would take .* pass levels_limit=5 "):
         load_level_set(path, limit=6)
+
+
+def test_the_solver_s_memory_is_bounded_on_a_huge_open_room(tmp_path, monkeypatch):
+    """A 14 KB file of a 120 x 120 open room with four boxes once let the solver take gigabytes: its states grow
+    with the grid, so the state budget shrinks with it and the search stays under SOLVER_MAX_BYTES."""
+    assert level_files.solver_budget(_levels(BOXOBAN, 1)[0]) == level_files.SOLVER_MAX_NODES
+    rows = [list("#" * 120)] + [list("#" + " " * 118 + "#") for _ in range(118)] + [list("#" * 120)]
+    for (r, c), mark in {(2, 2): "$", (2, 9): "$", (9, 2): "$", (9, 9): "$", (110, 110): ".", (110, 100): ".",
+                         (100, 110): ".", (100, 100): ".", (60, 60): "@"}.items():
+        rows[r][c] = mark
+    path = _write(tmp_path / "huge.txt", "\n".join("".join(row) for row in rows) + "\n")
+    assert level_files.solver_budget(parse_level(path.read_text())) < level_files.SOLVER_MAX_NODES // 4
+    monkeypatch.setattr(level_files, "SOLVER_MAX_BYTES", 24 * 2**20)  # the same rule, small enough to test
+    budget = level_files.solver_budget(parse_level(path.read_text()))
+
+    def load() -> None:
+        with pytest.raises(LevelFileError, match=rf"was not solved within {budget:,} search states"):
+            load_level_set(path, cache=False, progress=False)
+
+    _, _, peak = _traced(load)
+    assert peak < level_files.SOLVER_MAX_BYTES
 
 
 def test_an_overlong_line_is_refused_without_being_read_whole(tmp_path):
