@@ -178,8 +178,8 @@ class RunDir:
         if not config_path.exists():
             self._check_episode_stamps()
         else:
-            stored = json.loads(config_path.read_text())
-            old = EvalConfig.from_dict(stored["eval_config"]).identity()
+            stored_config, stored = read_run_config(self.path)
+            old = stored_config.identity()
             differences = _diff(old, self.config.identity())
             if stored.get("model_digest") != digest:
                 differences.append(f"model_digest: {stored.get('model_digest')} -> {digest} "
@@ -241,13 +241,29 @@ def _atomic_write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def read_run_config(path: str | os.PathLike[str]) -> tuple[EvalConfig, dict[str, Any]]:
+    """The config of the run directory ``path`` and the whole of its ``config.json``.
+
+    A file that is not JSON, lacks ``eval_config`` or holds a field of the wrong type raises ``ValueError``
+    naming the file (never a ``KeyError`` or ``TypeError``), so every command refuses it in one line.
+    """
+    config_path = Path(path) / CONFIG_FILE
+    if not config_path.exists():
+        raise FileNotFoundError(f"{path} is not a ragen-eval run directory (no {CONFIG_FILE})")
+    try:
+        stored = json.loads(config_path.read_text())
+        if not isinstance(stored, dict) or not isinstance(stored.get("eval_config"), dict):
+            raise ValueError("it holds no 'eval_config' object")
+        return EvalConfig.from_dict(stored["eval_config"]), stored
+    except (ValueError, TypeError, KeyError, RecursionError) as err:  # JSONDecodeError is a ValueError
+        hint = "restore it, or delete it and rerun the original command (the episodes say which config played them)"
+        raise ValueError(f"{config_path} is not a readable run config ({err}); {hint}") from None
+
+
 def load_run(path: str | os.PathLike[str]) -> tuple[EvalConfig, list[dict[str, Any]]]:
     """Read a run directory without locking it: its config and its finished episodes (config order)."""
     path = Path(path)
-    config_path = path / CONFIG_FILE
-    if not config_path.exists():
-        raise FileNotFoundError(f"{path} is not a ragen-eval run directory (no {CONFIG_FILE})")
-    config = EvalConfig.from_dict(json.loads(config_path.read_text())["eval_config"])
+    config, _ = read_run_config(path)
     # Each level once (its first record); with ``config.samples`` > 1 (ragen-train's saved rollouts)
     # once per ``sample``.
     plays: dict[tuple[str, int], dict[int, dict[str, Any]]] = {}

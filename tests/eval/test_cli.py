@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -87,6 +88,39 @@ def test_compare_runs_on_the_same_levels(tmp_path, capsys):
     assert result["overall"]["success_a"] == oracle["overall"]["success_rate"] > result["overall"]["success_b"]
     assert result["bandit"]["pairs"] == 6
     assert 0.0 < result["overall"]["mcnemar"]["p_value"] <= 1.0
+
+
+@pytest.fixture(scope="module")
+def played_run(tmp_path_factory) -> Path:
+    """A finished oracle run of two Bandit levels, to be copied and damaged."""
+    out = tmp_path_factory.mktemp("played")
+    assert main(["--model", "oracle", "--env", "bandit", "--episodes", "2", "--out", str(out), "--no-progress"]) == 0
+    return out / "oracle__builtin__test"
+
+
+@pytest.mark.parametrize("content, reason", [
+    ("{}", "it holds no 'eval_config' object"),
+    ("[1]", "it holds no 'eval_config' object"),
+    ('{"eval_config": {"model": "random", "episodes": "x"}}', "EvalConfig.episodes must be an int, got 'x'"),
+    ('{"eval_config": {"model": "random", "episodes": -1}}', "--episodes must be >= 1, got -1"),
+    ('{"eval_config": {"model": "ra', "Unterminated string"),  # a write cut short
+])
+@pytest.mark.parametrize("command", ["show", "compare", "leaderboard", "evaluate"])
+def test_a_corrupt_config_json_is_one_line_naming_the_file_in_every_command(tmp_path, capsys, played_run, content,
+                                                                            reason, command):
+    # Before, KeyError and TypeError escaped main() as tracebacks (exit 1).
+    run = tmp_path / "oracle__builtin__test"
+    shutil.copytree(played_run, run)
+    (run / "config.json").write_text(content)
+    argv = {"show": ["show", str(run)], "compare": ["compare", str(played_run), str(run)],
+            "leaderboard": ["leaderboard", str(played_run), str(run), "--out", str(tmp_path / "board")],
+            "evaluate": ["--model", "oracle", "--env", "bandit", "--episodes", "2", "--out", str(tmp_path),
+                         "--no-progress"]}[command]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and f"error: {run / 'config.json'} is not a readable run config (" in lines[0]
+    assert reason in lines[0]
+    assert not (tmp_path / "board").exists() and (run / "config.json").read_text() == content
 
 
 def test_shards_merge_to_the_unsharded_result(tmp_path, capsys):
