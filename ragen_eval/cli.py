@@ -494,6 +494,10 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Write the leaderboard tables and plots for some run directories (read-only: it plays nothing)."""
     check_out_dir(args.out, "--out")
     board = build_leaderboard({path: summary_of(path) for path in args.runs})
+    for row in board.rows:
+        if not row["episodes"]:
+            print(f"ragen-eval leaderboard: warning: {row['run']} has no finished episode; it is listed last, "
+                  "without figures, and left out of the plots", file=sys.stderr)
     paths = write_leaderboard(board, args.out)
     print(Path(paths["markdown"]).read_text())
     print("wrote " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)

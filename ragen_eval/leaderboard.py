@@ -65,6 +65,9 @@ def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, An
     """
     if not summaries:
         raise ValueError("leaderboard needs at least one run directory")
+    if not any(summary["episodes_done"] for summary in summaries.values()):
+        raise ValueError("none of the runs has a finished episode, so there is nothing to rank: "
+                         + ", ".join(str(p) for p in summaries))
     loaded = [(Path(p), *load_run(p), summary) for p, summary in summaries.items()]
     envs = list(dict.fromkeys(env for _, c, _, _ in loaded for env in c.envs))
     randoms = {level_set_key(c): r for _, c, r, _ in loaded
@@ -92,7 +95,8 @@ def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, An
             "mcnemar_p_vs_random": _p_vs(records, randoms.get(level_set_key(config))),
         }
         rows.append(row)
-    rows.sort(key=lambda r: (-(r["macro_success"] or 0.0), r["model"], r["run"]))
+    # A run without a finished episode (killed before its first) is listed last, with no figures.
+    rows.sort(key=lambda r: (r["macro_success"] is None, -(r["macro_success"] or 0.0), r["model"], r["run"]))
     return Leaderboard.from_rows(rows, envs)
 
 
@@ -117,7 +121,7 @@ def _table(board: Leaderboard) -> tuple[list[str], list[list[str]]]:
         rows.append([
             str(rank), r["model"], r["backend"], r["split"], str(r["episodes"]) + ("" if r["complete"] else "*"),
             fmt(r["macro_success"], "{:.3f}"),
-            f"{fmt(r['success'], '{:.3f}')} {fmt(r['success_ci95'], '[{:.3f}, {:.3f}]')}",
+            f"{fmt(r['success'], '{:.3f}')} {fmt(r['success_ci95'], '[{:.3f}, {:.3f}]')}" if r["episodes"] else "-",
             *(fmt(r["per_env"].get(e), "{:.3f}") for e in board.envs),
             fmt(r["mean_reward"], "{:.3f}"), fmt(r["efficiency"], "{:.3f}"), fmt(r["format_error_rate"], "{:.3f}"),
             fmt(r["think_words_per_turn"], "{:.1f}"), fmt(r["think_tokens_per_optimal_step"], "{:.1f}"),
@@ -152,7 +156,7 @@ def _headline(board: Leaderboard, envs: list[str], label_width: int) -> str:
     header = ["model", *envs, "format err", "think words", "consistency"]
     rows = []
     for r in board.rows:
-        if all(r["per_env"].get(e) is None for e in envs):
+        if not any(e in r["per_env"] for e in envs):
             continue  # a run of other games (their own table lists it)
         label = f"{r['model']} ({r['backend']})" + ("" if r["complete"] else "*")
         if len(label) > label_width:
@@ -252,12 +256,14 @@ def _success_plot(board: Leaderboard) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(board.envs) * max(1, len(board.rows)) / 2), 4))
-    width = 0.8 / max(1, len(board.rows))
+    rows = [row for row in board.rows if row["success"] is not None]  # runs without episodes have no bars
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(board.envs) * max(1, len(rows)) / 2), 4))
+    width = 0.8 / max(1, len(rows))
     x = np.arange(len(board.envs))
-    for i, row in enumerate(board.rows):
+    for i, row in enumerate(rows):
         rates = [row["per_env"].get(e) for e in board.envs]
-        cis = [row["per_env_ci95"].get(e) for e in board.envs]
+        # A game the run did not play, or played no episode of, gets no bar and no interval.
+        cis = [row["per_env_ci95"].get(e) if rate is not None else None for e, rate in zip(board.envs, rates)]
         heights = [r if r is not None else 0.0 for r in rates]
         # Nested lists, not an array: matplotlib trips over a (2, 1) array when there is one env.
         err = [[h - c[0] if c else 0.0 for h, c in zip(heights, cis)],
@@ -279,7 +285,7 @@ def _reasoning_plot(board: Leaderboard) -> bytes:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for row in board.rows:
+    for row in (row for row in board.rows if row["success"] is not None):  # a run without episodes has no point
         x = row["think_words_per_turn"] or 0.0
         low, high = row["success_ci95"]
         ax.errorbar([x], [row["success"]], yerr=[[row["success"] - low], [high - row["success"]]], fmt="o", capsize=3)

@@ -14,7 +14,7 @@ import pytest
 from ragen_eval.cli import evaluate, main, play_baselines
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import HEADLINE_WIDTH, build_leaderboard, headline_table, load_leaderboard
-from ragen_eval.run_dir import load_run
+from ragen_eval.run_dir import RunDir, load_run
 from ragen_eval.summary import summary_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,6 +115,27 @@ def test_every_format_is_written_and_regeneration_is_byte_identical(tmp_path, ca
     data = json.loads((tmp_path / "lb" / "leaderboard.json").read_text())
     assert data["rows"][0]["per_env"]["bandit"] == 1.0
     assert (tmp_path / "lb" / "success_per_env.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_run_killed_before_its_first_episode_is_listed_last_without_figures(tmp_path, capsys):
+    # Before, the reasoning plot subtracted from its missing success rate: a traceback and an empty --out.
+    evaluate(EvalConfig(model="oracle", envs=["bandit"], episodes=3), tmp_path / "oracle", progress=False)
+    with RunDir(tmp_path / "empty", EvalConfig(model="random", envs=["bandit"], episodes=3)):
+        pass  # what a run killed before its first episode leaves: config.json and no episodes
+    capsys.readouterr()
+    assert main(["leaderboard", str(tmp_path / "empty"), str(tmp_path / "oracle"), "--out", str(tmp_path / "lb")]) == 0
+    out, err = capsys.readouterr()
+    assert err.splitlines()[0] == (f"ragen-eval leaderboard: warning: {tmp_path / 'empty'} has no finished episode; "
+                                   "it is listed last, without figures, and left out of the plots")
+    rows = list(csv.reader((tmp_path / "lb" / "leaderboard.csv").open()))
+    assert [(r[1], r[4], r[6]) for r in rows[1:]] == [("oracle", "3", "1.000 [0.439, 1.000]"), ("random", "0*", "-")]
+    assert "| random (builtin)* | -" in out  # the headline lists it too
+    for plot in ("success_per_env.png", "success_vs_reasoning.png"):
+        assert (tmp_path / "lb" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Runs with no episode at all measure nothing: refused before --out is made.
+    assert main(["leaderboard", str(tmp_path / "empty"), "--out", str(tmp_path / "lb2")]) == 2
+    assert "none of the runs has a finished episode, so there is nothing to rank" in capsys.readouterr().err
+    assert not (tmp_path / "lb2").exists()
 
 
 @pytest.mark.slow  # plays the embedded model too (loads torch)
