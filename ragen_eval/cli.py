@@ -14,8 +14,8 @@ Subcommands (``evaluate`` is the default, so ``ragen-eval --model ...`` evaluate
     ragen-eval ls
 
 Exit status: 0 the command did its work; 1 an evaluation ran but its episodes ended in request errors
-(all of them, or more than --max-error-rate); 2 bad input, refused before any run directory is made;
-130 interrupted (finished episodes are kept).
+(all of them, or more than --max-error-rate), or a judge ran and no turn sent to it got a verdict; 2 bad
+input, refused before any run directory is made; 130 interrupted (finished episodes are kept).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from ragen_envs.text.transcript import save_episode_frames
 from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.config import DEFAULT_ENVS, ENV_GROUPS, EvalConfig, expand_envs, parse_shard
 from ragen_eval.consistency.judge import JUDGE_SAMPLING
-from ragen_eval.judging import JUDGE_BACKENDS, JudgeConfig, judge_run_dir
+from ragen_eval.judging import JUDGE_BACKENDS, JudgeConfig, failed_verdicts, judge_run_dir
 from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 from ragen_eval.metrics import paired_comparison
 from ragen_eval.results_table import comparison_table, markdown_table, results_table
@@ -374,7 +374,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"({stats.turns_per_second:.1f} turns/s, harness CPU {1e3 * stats.cpu_seconds / max(stats.turns, 1):.2f}"
               f" ms/turn), {stats.errors} episodes ended by errors", file=sys.stderr)
     _print_judge_stats(stats.judge)
-    return _error_verdict(run_path, args.max_error_rate)
+    verdict = _error_verdict(run_path, args.max_error_rate)
+    if judge is not None and _judge_verdict(run_path, "ragen-eval evaluate") != EXIT_OK:
+        return EXIT_RUN_FAILED
+    return verdict
 
 
 def check_out_dir(path: str | os.PathLike[str], what: str) -> None:
@@ -418,6 +421,21 @@ def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
     return EXIT_RUN_FAILED if over else EXIT_OK
 
 
+def _judge_verdict(run_path: Path, prog: str) -> int:
+    """Exit 1, saying why on stderr, when every turn of the run that asked the judge got no verdict (the run's
+    current verdicts, not this invocation's: a rerun that judges nothing new fails again)."""
+    _, records = load_run(run_path)
+    errors, asked = failed_verdicts(load_judgements(run_path, records) or {})
+    failed = sum(errors.values())
+    if not asked or failed < asked:
+        return EXIT_OK
+    common, count = errors.most_common(1)[0]
+    print(f"{prog}: error: every turn sent to the judge ({failed} of {failed}) got no verdict, so the judge "
+          f"figures measure nothing; most common ({count}): {common}. Fix the cause, then rerun with --retry-errors.",
+          file=sys.stderr)
+    return EXIT_RUN_FAILED
+
+
 def cmd_judge(args: argparse.Namespace) -> int:
     """Judge the thoughts of an existing run (resumable) and print its results table."""
     try:
@@ -429,7 +447,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     print(json.dumps(summary, indent=2) if args.json else results_table(summary))
     _print_judge_stats(stats)
-    return 0
+    return _judge_verdict(Path(args.run), "ragen-eval judge")
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import asyncio
 import os
 import sys
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -198,6 +199,13 @@ async def judge_pending(agent: Agent, run: RunDir, judge: JudgeConfig, *, retry_
             if bar is not None:
                 bar.close()
     return stats
+
+
+def failed_verdicts(judgements: Mapping[EpisodeKey, Mapping[str, Any]]) -> tuple[Counter[str], int]:
+    """The errors of the judged turns that got no verdict, counted by message, and how many turns asked the
+    judge at all (a turn without a thought sends no request: it has neither an error nor a reply)."""
+    asked = [t for entry in judgements.values() for t in entry["turns"] if t.get("error") or t.get("raw")]
+    return Counter(str(t["error"]) for t in asked if t.get("error")), len(asked)
 
 
 async def judge_run_dir(run: RunDir, judge: JudgeConfig, *, agent: Agent | None = None, retry_errors: bool = False,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import socket
 import threading
 
 import pytest
@@ -226,6 +227,31 @@ def test_failed_verdicts_cost_turns_not_the_run_and_retry_errors_redoes_them(tmp
     assert len(entries) == EPISODES and not any(t["error"] for e in entries for t in e["turns"])
     assert len(clean_judge.requests) == to_redo
     assert json.loads((run / "summary.json").read_text())["overall"]["judge_agreement"]["judge_errors"] == 0
+
+
+def test_a_judge_that_gives_no_verdict_at_all_fails_the_command(tmp_path, servers, capsys):
+    # Before, `judge` and `evaluate --judge-model` exited 0 when every judge request failed.
+    _, judge_url, _ = servers
+    with socket.socket() as sock:  # a loopback port that was free a moment ago: connecting is refused
+        sock.bind(("127.0.0.1", 0))
+        down = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    played = ["--model", "oracle", "--env", "bandit", "--episodes", "2", "--out", str(tmp_path), "--no-progress"]
+    judged = ["--judge-model", "fixed-judge", "--max-retries", "0", "--timeout", "5"]
+    assert main([*played, *judged, "--judge-base-url", down]) == 1
+    run = tmp_path / "oracle__builtin__test"
+    turns = sum(len(e["turns"]) for e in read_jsonl(run / JUDGE_FILE))
+    err = capsys.readouterr().err
+    assert (f"ragen-eval evaluate: error: every turn sent to the judge ({turns} of {turns}) got no verdict, so the "
+            f"judge figures measure nothing; most common ({turns}): connection refused by ") in err
+    assert len(read_jsonl(run / "episodes.jsonl")) == 2  # the episodes themselves are kept
+    # The verdict is about the run: a rerun that judges nothing new fails again, as does re-judging to no avail.
+    again = ["judge", str(run), *judged, "--no-progress"]
+    assert main([*again, "--judge-base-url", down]) == 1
+    assert main([*again, "--judge-base-url", down, "--retry-errors"]) == 1
+    assert f"ragen-eval judge: error: every turn sent to the judge ({turns} of {turns})" in capsys.readouterr().err
+    # A judge that answers clears it.
+    assert main([*again, "--judge-base-url", judge_url, "--retry-errors"]) == 0
+    assert "got no verdict" not in capsys.readouterr().err
 
 
 def test_leaderboard_has_consistency_and_judge_columns(tmp_path, servers, capsys):
