@@ -23,7 +23,7 @@ from ragen_envs.text import ProtocolConfig, make_env
 
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.embedded_model import DEFAULT_MODEL
-from ragen_eval.redaction import check_base_url, redact_args, redact_url
+from ragen_eval.redaction import check_base_url, redact_args, redact_mapping, redact_url
 
 #: The three games as RAGEN plays them; what ``--env default`` (and no ``--env``) means.
 DEFAULT_ENVS: tuple[str, ...] = ("sokoban", "frozenlake", "bandit")
@@ -142,7 +142,8 @@ class EvalConfig:
     base_urls: list[str] = field(default_factory=list)
     """OpenAI-compatible endpoints; several spread the load round-robin."""
     model_args: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments for a local backend (vllm: engine arguments such as dtype; hf: device, dtype)."""
+    """Keyword arguments for a local backend (vllm: engine arguments such as dtype; hf: device, dtype); ``config.json``
+    stores them with secrets (``hf_token=...``, key-shaped values) as ``***``."""
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key; the key itself is never stored."""
     envs: list[str] = field(default_factory=lambda: list(DEFAULT_ENVS))
@@ -369,8 +370,14 @@ class EvalConfig:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form without secrets: the key's variable *name*, URLs without credentials or query,
-        server arguments with key-like values as ``***`` (:func:`ragen_eval.redaction.redact_args`)."""
+        server arguments with key-like values as ``***`` (:func:`ragen_eval.redaction.redact_args`), model
+        arguments with secrets as ``***`` (:func:`ragen_eval.redaction.redact_mapping`).
+
+        :meth:`identity` is taken from this form, so a secret never decides whether a run resumes: the same
+        run with the same or another token resumes, and a config read back from ``config.json`` matches.
+        """
         data = asdict(self)
+        data["model_args"] = redact_mapping(self.model_args)
         data["protocol"] = non_default_fields(self.protocol)
         data["backend"] = self.resolved_backend()
         data["base_urls"] = [redact_url(u) for u in self.base_urls]

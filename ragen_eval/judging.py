@@ -29,7 +29,7 @@ from ragen_eval.agents.base import Agent, SamplingParams
 from ragen_eval.config import check_request_limits
 from ragen_eval.consistency.judge import JUDGE_SAMPLING, judge_turn
 from ragen_eval.jsonl_store import JsonlStore
-from ragen_eval.redaction import check_base_url
+from ragen_eval.redaction import check_base_url, redact_mapping
 from ragen_eval.run_dir import JUDGE_FILE, EpisodeKey, RunDir, check_judge, episode_digest, episode_key
 from ragen_eval.run_stats import JudgeStats
 
@@ -48,7 +48,7 @@ class JudgeConfig:
     base_urls: list[str] = field(default_factory=list)
     """OpenAI-compatible endpoints of the judge."""
     model_args: dict[str, Any] = field(default_factory=dict)
-    """Keyword arguments for a local judge backend (vllm, hf)."""
+    """Keyword arguments for a local judge backend (vllm, hf); stored with secrets as ``***``."""
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the judge endpoint's API key; the key is never stored."""
     sampling: SamplingParams = JUDGE_SAMPLING
@@ -86,8 +86,9 @@ class JudgeConfig:
         return self.backend or "openai"
 
     def identity(self) -> dict[str, Any]:
-        """What decides the verdicts (not where they come from): stored with every judged episode."""
-        return {"model": self.model, "backend": self.resolved_backend(), "model_args": dict(self.model_args),
+        """What decides the verdicts (not where they come from): stored with every judged episode, its model
+        arguments with secrets as ``***`` (:func:`ragen_eval.redaction.redact_mapping`)."""
+        return {"model": self.model, "backend": self.resolved_backend(), "model_args": redact_mapping(self.model_args),
                 "sampling": asdict(self.sampling)}
 
 

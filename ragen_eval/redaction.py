@@ -1,10 +1,12 @@
 """Endpoint URLs: which are accepted, how their secrets are sent, and how they are kept out of what a run
-writes (``config.json``, logs, error messages); command-line arguments as a run stores them."""
+writes (``config.json``, logs, error messages); command-line and keyword arguments as a run stores them."""
 
 from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Mapping
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
 
 
@@ -75,8 +77,19 @@ def mask_url_secrets(text: str, urls: list[str]) -> str:
 #: tokens, AWS access key ids, JWTs.
 _KEY_SHAPES = re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}|\b(?:hf|gh[opusr]|github_pat|glpat|xox[abprs])[-_][A-Za-z0-9_-]{8,}"
                          r"|\bAKIA[0-9A-Z]{16}\b|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
-#: Option names whose value is a secret (``--api-key``, ``--token``, ``--password``, ...).
-_SECRET_OPTION = re.compile(r"key|token|secret|passw|credential|auth", re.IGNORECASE)
+#: Words that make a name a secret's (``--api-key``, ``hf_token``, ``apiKey``, ``--password``): a word of the name ends
+#: in one of the first kind or is one of the second. ``tokenizer`` and ``max_num_batched_tokens`` are no such names.
+_SECRET_ENDINGS = ("key", "token", "secret", "password", "passwd", "passphrase", "credential", "credentials")
+_SECRET_WORDS = ("auth", "authorization", "bearer")
+
+
+def names_a_secret(name: str) -> bool:
+    """Whether an option or argument named ``name`` holds a secret; ``--api-key-env`` and ``api_key_env`` name the
+    variable that holds one, not the secret."""
+    words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])", name) if w]
+    if not words or words[-1] == "env":
+        return False
+    return any(w.endswith(_SECRET_ENDINGS) or w in _SECRET_WORDS for w in words)
 
 
 def looks_like_key(value: str) -> bool:
@@ -95,17 +108,33 @@ def redact_args(args: list[str]) -> list[str]:
     for arg in args:
         option, eq, value = arg.partition("=")
         if option.startswith("-") and eq:
-            hidden = looks_like_key(value) or _names_a_secret(option)
+            hidden = looks_like_key(value) or names_a_secret(option)
             out.append(f"{option}=***" if hidden else arg)
             secret_next = False
         elif option.startswith("-") and not looks_like_key(arg):
             out.append(arg)
-            secret_next = _names_a_secret(option)
+            secret_next = names_a_secret(option)
         else:
             out.append("***" if secret_next or looks_like_key(arg) else arg)
             secret_next = False
     return out
 
 
-def _names_a_secret(option: str) -> bool:
-    return bool(_SECRET_OPTION.search(option)) and not option.endswith("-env")
+def redact_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments (``--model-args``, ``--judge-model-args``) as a run may store them: the value of every key
+    named for a secret (:func:`names_a_secret`; nested mappings too) and every text with a provider key's shape
+    as ``***``.
+
+    Other long texts stay, unlike in :func:`redact_args`: these arguments decide results (a pinned ``revision``
+    hash, a ``tokenizer`` path), so ``config.json`` must hold them to replay the run and to tell a resume with
+    other values from one with the same.
+    """
+    return {key: "***" if names_a_secret(str(key)) else _redact_value(value) for key, value in values.items()}
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return redact_mapping(value)
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v) for v in value]
+    return "***" if isinstance(value, str) and _KEY_SHAPES.search(value) else value

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragen_eval.config import DEFAULT_ENVS, EvalConfig, expand_envs, model_slug, parse_shard
+from ragen_eval.run_dir import ConfigMismatchError, RunDir, load_run
 
 
 def test_expand_envs_groups_lists_and_errors():
@@ -92,6 +93,36 @@ def test_no_secret_in_serialised_config(monkeypatch):
     text = str(config.to_dict())
     assert "sk-very-secret" not in text
     assert "MY_KEY" in text
+
+
+TOKEN = "hf_0123456789abcdefSECRET"
+REVISION = "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffee0123"  # a pinned commit: key-like, yet it decides results
+
+
+def _hub_model(**model_args) -> EvalConfig:
+    return EvalConfig(model="org/model", backend="hf", envs=["bandit"], episodes=2, model_args=model_args)
+
+
+def test_model_args_are_stored_without_secrets_and_resume_on_the_same_or_another_token(tmp_path):
+    config = _hub_model(hf_token=TOKEN, revision=REVISION, hfOverrides={"apiKey": "x", "note": f"Bearer {TOKEN}"},
+                        max_num_batched_tokens=512, tokenizer="org/tok")
+    assert config.to_dict()["model_args"] == {"hf_token": "***", "revision": REVISION,
+                                              "hfOverrides": {"apiKey": "***", "note": "***"},
+                                              "max_num_batched_tokens": 512, "tokenizer": "org/tok"}
+    with RunDir(tmp_path, config) as run:
+        run.append({"env": "bandit", "seed": config.seeds("bandit")[0], "success": True, "turns": []})
+    assert all(TOKEN not in path.read_text() for path in tmp_path.iterdir() if path.is_file())
+    stored, _ = load_run(tmp_path)  # what show, judge and merge read back
+    assert stored.identity() == config.identity()
+    for same in (config, _hub_model(hf_token="hf_another0123456789token", revision=REVISION,
+                                    hfOverrides={"apiKey": "y", "note": "Bearer sk-other-0123456789"},
+                                    max_num_batched_tokens=512, tokenizer="org/tok"), stored):
+        with RunDir(tmp_path, same) as run:
+            assert len(run.done) == 1
+    # What does decide results still tells runs apart.
+    with pytest.raises(ConfigMismatchError, match=f"model_args.revision: '{REVISION}' -> 'main'"):
+        with RunDir(tmp_path, _hub_model(hf_token=TOKEN, revision="main")):
+            pass
 
 
 def test_run_names():

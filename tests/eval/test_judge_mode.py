@@ -254,6 +254,21 @@ def test_a_judge_that_gives_no_verdict_at_all_fails_the_command(tmp_path, server
     assert "got no verdict" not in capsys.readouterr().err
 
 
+def test_a_secret_in_judge_model_args_is_never_stored_and_the_same_judge_resumes(tmp_path):
+    # Before, every judge.jsonl line and summary.json held the judge's model args as given.
+    token = "hf_0123456789abcdefSECRET"
+    assert main(["--model", "oracle", "--env", "bandit", "--episodes", "2", "--out", str(tmp_path),
+                 "--no-progress"]) == 0
+    run = tmp_path / "oracle__builtin__test"
+    agent = FixedJudge()
+    for key in (token, "hf_another0123456789token"):  # a new token is the same judge
+        config = JudgeConfig(model="judge", backend="hf", model_args={"hf_token": key, "dtype": "float32"})
+        summary, _ = judge(run, config, agent=agent, progress=False)
+        assert summary["judge"]["model_args"] == {"hf_token": "***", "dtype": "float32"}
+    assert len(agent.requests) == sum(len(r["turns"]) for r in read_jsonl(run / "episodes.jsonl"))  # judged once
+    assert all(token not in path.read_text() for path in run.iterdir() if path.is_file())
+
+
 def test_leaderboard_has_consistency_and_judge_columns(tmp_path, servers, capsys):
     player_url, judge_url, _ = servers
     assert _evaluate(tmp_path, player_url, "--judge-model", "fixed-judge", "--judge-base-url", judge_url) == 0

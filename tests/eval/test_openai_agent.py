@@ -240,6 +240,9 @@ def test_the_api_key_is_never_shown_and_urls_are_redacted():
      ["--api-key-env=OPENAI_API_KEY", "--api-key-env", "MY_KEY", "--latency=0.2", "--failure-rate", "-1"]),
     (["--agent", "runs/sft/bandit-format", "--model-name", "Qwen2.5-7B-Instruct"],
      ["--agent", "runs/sft/bandit-format", "--model-name", "Qwen2.5-7B-Instruct"]),
+    # A secret's name is a word (`token`), not a part of one (`tokens`, `tokenizer`); camelCase is read too.
+    (["--max-tokens=5", "--tokenizer", "org/tok", "--authToken", "t", "--hf_token=t"],
+     ["--max-tokens=5", "--tokenizer", "org/tok", "--authToken", "***", "--hf_token=***"]),
 ])
 def test_redact_args_hides_key_like_values_and_secret_options(args, stored):
     assert redact_args(args) == stored

@@ -113,6 +113,14 @@ def test_a_key_like_server_arg_is_never_stored(tmp_path, capsys):
     assert len(read_jsonl(run / EPISODES_FILE)) == 2
 
 
+def test_a_secret_in_model_args_is_never_printed(tmp_path, capsys):
+    # Before, --print-config (and config.json, and every episode's run_identity) held the token as given.
+    assert main(["--model", "org/model", "--backend", "hf", "--model-args", f"token={SECRET}", "--model-args",
+                 "dtype=float32", "--print-config", "--out", str(tmp_path)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert json.loads(out)["model_args"] == {"token": "***", "dtype": "float32"} and SECRET not in out
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--seed", "1"], "unrecognized arguments: --seed 1"),
     (["--temp", "0.9"], "unrecognized arguments: --temp 0.9"),
