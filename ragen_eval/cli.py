@@ -203,7 +203,7 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         if args.env is not None:
             raise ValueError("--levels plays its level set instead of --env presets; give one of the two")
         if episodes is None:
-            episodes = count_levels(args.levels, levels_limit) - args.seed_start
+            episodes = _levels_from_seed_start(args.levels, levels_limit, args.seed_start)
         elif levels_limit is None and args.seed_start + episodes >= 1:
             # Certify the levels the run plays (and those before --seed-start), not the whole set.
             played = args.seed_start + episodes
@@ -213,6 +213,22 @@ def config_from_args(args: argparse.Namespace) -> EvalConfig:
         return _eval_config(args, episodes, levels_limit)
     except TypeError as err:  # a value of the wrong type for its field: bad input, like any other
         raise ValueError(str(err)) from None
+
+
+def _levels_from_seed_start(levels: str, levels_limit: int | None, seed_start: int) -> int:
+    """``--episodes`` left out with ``--levels``: the number of levels of the set from ``--seed-start`` on, with
+    the options named when there are none (not as ``--episodes 0``, which the command line never said)."""
+    if levels_limit is not None and levels_limit < 1:
+        raise ValueError(f"--levels-limit must be >= 1, got {levels_limit}")
+    if seed_start < 0:
+        raise ValueError(f"--seed-start must be >= 0, got {seed_start}")
+    size = count_levels(levels, levels_limit)
+    if seed_start >= size:
+        held = f"{size} level{'s' if size > 1 else ''} (0..{size - 1})"
+        raise ValueError(f"--seed-start {seed_start}: --levels {levels} holds {held}"
+                         + (f" after --levels-limit {levels_limit}" if levels_limit is not None else "")
+                         + ", so none is left to play")
+    return size - seed_start
 
 
 def _eval_config(args: argparse.Namespace, episodes: int | None, levels_limit: int | None) -> EvalConfig:

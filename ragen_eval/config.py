@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -19,7 +20,7 @@ from typing import Any
 from ragen_envs.config_dicts import coerce_config, config_from_dict, non_default_fields
 from ragen_envs.registration import PRESETS, get_preset, level_set_digest
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, split_seeds
-from ragen_envs.text import ProtocolConfig, make_env
+from ragen_envs.text import ProtocolConfig, make_env, render_intro
 
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.embedded_model import DEFAULT_MODEL
@@ -215,15 +216,19 @@ class EvalConfig:
             raise ValueError(f"unknown backend {self.backend!r}; choose one of {', '.join(BACKENDS)}")
         if self.split not in SPLIT_OFFSETS:
             raise ValueError(f"unknown split {self.split!r}; choose one of {', '.join(SPLIT_OFFSETS)}")
+        if self.seed_start < 0:
+            raise ValueError(f"--seed-start must be >= 0, got {self.seed_start}")
         if self.episodes < 1:
             raise ValueError(f"--episodes must be >= 1, got {self.episodes}")
-        if self.seed_start < 0 or self.seed_start + self.episodes > SPLIT_SIZE:
+        if self.seed_start + self.episodes > SPLIT_SIZE:
             raise ValueError(f"seeds {self.seed_start}..{self.seed_start + self.episodes - 1} fall outside "
                              f"the split (0..{SPLIT_SIZE - 1})")
         if self.concurrency < 1:
             raise ValueError(f"--concurrency must be >= 1, got {self.concurrency}")
         if self.samples < 1:
             raise ValueError(f"samples must be >= 1, got {self.samples}")
+        if self.agent_seed < 0:  # numpy seeds are >= 0: a negative one failed every episode of the run
+            raise ValueError(f"--agent-seed must be >= 0, got {self.agent_seed}")
         check_request_limits(self.timeout, self.requests_per_second)
         if self.max_retries < 0:
             raise ValueError(f"--max-retries must be >= 0, got {self.max_retries}")
@@ -266,7 +271,7 @@ class EvalConfig:
 
     def check_runnable(self) -> None:
         """Raise ``ValueError`` for settings that only fail once played: a game config that does not
-        build, a local checkpoint that does not exist (the protocol is checked when the config is made).
+        build, a protocol a game refuses (symbols it does not draw), a local checkpoint that does not exist.
 
         Run before a run directory is made. It is not part of :meth:`validate` because a stored
         config must stay readable after, say, its checkpoint was deleted.
@@ -274,31 +279,35 @@ class EvalConfig:
         if self.samples != 1:
             raise ValueError(f"samples={self.samples}: ragen-eval plays each level once; only ragen-train's saved "
                              "rollouts hold several episodes per level")
-        for env, overrides in self.env_configs.items():
-            try:
-                make_env(env, overrides).close()  # builds the game's config; generates no level
-            except (ValueError, TypeError) as err:
-                raise ValueError(f"--env-config {env}: {err}") from None
         backend = self.resolved_backend()
         if backend in ("vllm", "hf") and self.model != DEFAULT_MODEL and looks_like_local_path(self.model) \
                 and not Path(self.model).expanduser().exists():
             raise ValueError(f"--model {self.model}: no such local checkpoint directory (the {backend} backend "
                              "reads a path, or a hub id of the form ORG/NAME)")
         for env in self.envs:
+            self._check_game(env)
             self.seeds(env)  # a split too small for --episodes fails here, naming the env
-        if self.levels is not None:
-            self._check_level_set()
 
-    def _check_level_set(self) -> None:
-        """Read and certify the level set (malformed or unsolvable levels fail here, naming file and level),
-        and check that it holds the levels asked for."""
-        preset, overrides = self.game_of(self.envs[0])
+    def _check_game(self, env: str) -> None:
+        """Build ``env``'s game and render its intro with the run's protocol, as the first turn of each episode
+        does, so a game config, level file or protocol the game refuses fails here, naming its option; a level
+        set is also read and certified, and must hold the levels asked for. Generates no level."""
+        preset, overrides = self.game_of(env)
+        option = f"--levels {self.levels}" if self.levels is not None else f"--env-config {env}"
         try:
-            env = make_env(preset, overrides)
+            game = make_env(preset, overrides)
         except (ValueError, TypeError) as err:
-            raise ValueError(f"--levels {self.levels}: {err}") from None
-        size = len(env.unwrapped.level_set)
-        env.close()
+            raise ValueError(f"{option}: {err}") from None
+        with closing(game):
+            if self.levels is not None:
+                self._check_level_set_size(len(game.unwrapped.level_set))
+            try:
+                render_intro(game.unwrapped, self.protocol)
+            except (ValueError, TypeError, KeyError) as err:
+                raise ValueError(f"--protocol: {env} cannot be played with it: {err}") from None
+
+    def _check_level_set_size(self, size: int) -> None:
+        """Refuse a level set that holds fewer levels than ``seed_start + episodes``."""
         if self.seed_start + self.episodes > size:
             raise ValueError(f"--levels {self.levels}: levels {self.seed_start}..{self.seed_start + self.episodes - 1} "
                              f"were asked for, but the set holds {size} (0..{size - 1})"

@@ -120,6 +120,11 @@ def test_a_directory_and_a_limit(tmp_path, boxoban_levels, capsys):
     ("; 0\n#####\n#@$.#\n#####\n", ("--episodes", "3"), "levels 0..2 were asked for, but the set holds 1"),
     ("; 0\n#####\n#@$.#\n#####\n", ("--env", "sokoban"), "--levels plays its level set instead of --env presets"),
     ("; 0\n#####\n#@$.#\n#####\n", ("--env-config", "sokoban:num_boxes=2"), "--env-config does not apply to --levels"),
+    # Without --episodes the set decides how many are played; these used to read "--episodes must be >= 1, got 0".
+    ("; 0\n#####\n#@$.#\n#####\n", ("--levels-limit", "0"), "--levels-limit must be >= 1, got 0"),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--seed-start", "3"), "--seed-start 3: --levels "),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--seed-start", "-1"), "--seed-start must be >= 0, got -1"),
+    ("; 0\n#####\n#@$.#\n#####\n", ("--protocol", "symbols.nope=Z"), "--protocol: levels:bad.txt cannot be played"),
 ])
 def test_bad_level_sets_are_refused_before_the_run_directory(tmp_path, capsys, text, extra, message):
     path = tmp_path / "bad.txt"

@@ -40,6 +40,25 @@ def test_bad_env_config_is_refused_before_the_run_directory(tmp_path, capsys, ov
 
 
 @pytest.mark.parametrize("argv, named", [
+    (["--protocol", "symbols.nope=Z"], "--protocol: sokoban cannot be played with it: unknown Sokoban symbol kind(s) "
+                                       "['nope']"),
+    (["--protocol", "symbols.wall="], "--protocol: sokoban cannot be played with it: symbol for 'wall' must be "
+                                      "non-empty text"),
+    (["--env", "bandit,frozenlake", "--protocol", "symbols.wall=W"], "--protocol: frozenlake cannot be played with it: "
+                                                                     "unknown FrozenLake symbol kind(s) ['wall']"),
+    (["--agent-seed", "-1"], "--agent-seed must be >= 0, got -1"),
+    (["--seed-start", "-2"], "--seed-start must be >= 0, got -2"),
+])
+def test_settings_every_episode_would_fail_on_are_refused_before_the_run_directory(tmp_path, capsys, argv, named):
+    # Before, the run directory was made and every episode ended in an error (exit 1).
+    envs = [] if "--env" in argv else ["--env", "sokoban,bandit"]
+    assert main(["--model", "random", *envs, "--episodes", "2", "--out", str(tmp_path / "runs"), "--no-progress",
+                 *argv]) == EXIT_BAD_INPUT
+    assert named in _one_line_error(capsys)
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("argv, named", [
     (["--timeout", "nan"], "--timeout must be a finite number of seconds > 0, got nan"),
     (["--timeout", "inf"], "--timeout must be a finite number of seconds > 0, got inf"),
     (["--temperature", "nan"], "--temperature must be a finite number >= 0, got nan"),
