@@ -476,13 +476,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         summary = build_summary(config, records, judgements)
         print(json.dumps(summary, indent=2) if args.json else results_table(summary))
         return 0
-    # A level played several times (a training step's group, `--samples`) has one record per sample.
-    env, seed, *sample = args.episode.split(":")
-    matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed
-               and (not sample or str(r.get("sample", 0)) == sample[0])]
-    if not matches or len(sample) > 1:
-        raise ValueError(f"no episode {args.episode!r} in {args.run}; give ENV:SEED or ENV:SEED:SAMPLE, e.g. "
-                         f"{records[0]['env']}:{records[0]['seed']}" if records else f"{args.run} has no episodes")
+    matches = _episode_records(args.episode, config.envs, records, args.run)
     if args.frames is not None:
         for r in matches:  # several samples of one level: a folder each
             where = Path(args.frames) / (f"sample_{r.get('sample', 0)}" if len(matches) > 1 else "")
@@ -490,6 +484,24 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     print("\n\n".join(transcript(r, (judgements or {}).get(episode_key(r))) for r in matches))
     return 0
+
+
+def _episode_records(spec: str, envs: list[str], records: list[dict[str, Any]], run: str) -> list[dict[str, Any]]:
+    """The records ``show --episode ENV:SEED[:SAMPLE]`` names. ENV is matched against the run's env names, which
+    may hold a colon themselves (a level set's ``levels:FILE``), so the spec is not simply split at colons."""
+    env = max((e for e in envs if spec.startswith(f"{e}:")), key=len, default=None)
+    parts = spec[len(env) + 1:].split(":") if env is not None else []
+    matches = []
+    if 1 <= len(parts) <= 2:
+        # A level played several times (a training step's group, `--samples`) has one record per sample.
+        seed, sample = parts[0], parts[1:]
+        matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed
+                   and (not sample or str(r.get("sample", 0)) == sample[0])]
+    if not matches:
+        example = f", e.g. {records[0]['env']}:{records[0]['seed']}" if records else f" ({run} has no episodes)"
+        raise ValueError(f"no episode {spec!r} in {run} (its envs: {', '.join(envs)}); give ENV:SEED or "
+                         f"ENV:SEED:SAMPLE{example}")
+    return matches
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

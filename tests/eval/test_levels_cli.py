@@ -114,6 +114,21 @@ def test_a_directory_and_a_limit(tmp_path, boxoban_levels, capsys):
     assert all(r["success"] for r in records)
 
 
+def test_show_finds_an_episode_of_a_level_set_by_its_env_name(tmp_path, level_file, capsys):
+    # A level set's env name holds a colon (levels:000.txt); --episode used to be split at every colon.
+    assert _eval(tmp_path / "runs", level_file, "--episodes", "4") == EXIT_OK
+    run = str(tmp_path / "runs" / RUN)
+    capsys.readouterr()
+    assert main(["show", run, "--episode", "levels:000.txt:3"]) == EXIT_OK
+    assert "# levels:000.txt seed 3: success=True" in capsys.readouterr().out
+    assert main(["show", run, "--episode", "levels:000.txt:3:0"]) == EXIT_OK
+    for spec in ("levels:000.txt", "levels:000.txt:9", "sokoban", "levels"):
+        assert main(["show", run, "--episode", spec]) == EXIT_BAD_INPUT
+        line = capsys.readouterr().err.strip()
+        assert line == (f"ragen-eval show: error: no episode {spec!r} in {run} (its envs: levels:000.txt); give "
+                        "ENV:SEED or ENV:SEED:SAMPLE, e.g. levels:000.txt:0"), line
+
+
 @pytest.mark.parametrize("text, extra, message", [
     ("; 0\n#####\n#@$.#\n#####\n\n; 1\n#####\n#$@.#\n#####\n", (), "bad.txt: level 1 (line 7) has no solution"),
     ("; 0\n#####\n#@$?#\n#####\n", (), "bad.txt: level 0 (line 2): unexpected character '?'"),
