@@ -155,6 +155,10 @@ def test_token_count_is_words_and_marks():
     ({"garbage_rate": -0.1}, "garbage-rate"),
     ({"failure_rate": 0.6, "stall_rate": 0.6}, "sum to <= 1"),
     ({"latency": -1.0}, "latency"),
+    ({"latency": float("nan")}, "--latency must be a finite number >= 0, got nan"),
+    ({"latency_jitter": float("inf")}, "--latency-jitter must be a finite number >= 0, got inf"),
+    ({"stall_seconds": float("nan")}, "--stall-seconds must be a finite number >= 0"),
+    ({"retry_after": float("inf")}, "--retry-after must be a finite number >= 0"),
     ({"port": 70000}, "port"),
 ])
 def test_serve_config_rejects_bad_settings(kwargs, needle):
