@@ -28,8 +28,10 @@ process reads the port from it.
 
 ``--api-key-env NAME`` makes every ``/v1`` route require the key held in that variable, as a bearer
 token or as the password of HTTP Basic auth (``http://user:KEY@host/v1``); ``/health`` stays open.
-Bound beyond loopback, the server says on stderr whether it is protected. Agents answer off the event
-loop (the built-in ones on worker threads), so a slow request never holds up ``/health`` or others.
+Binding beyond loopback (``--host 0.0.0.0``) needs ``--api-key-env``, as every server of the project
+(clients are assumed hostile; an agent costs compute); without it the command exits 2 before binding.
+Agents answer off the event loop (the built-in ones on worker threads), so a slow request never holds
+up ``/health`` or others.
 """
 
 from __future__ import annotations
@@ -112,6 +114,9 @@ class ServeConfig:
             raise ValueError(f"--port must be in 0..65535, got {self.port}")
         if self.api_key_env is not None and not self.api_key_env:
             raise ValueError("--api-key-env must name an environment variable")
+        if not self.loopback_only and self.api_key_env is None:  # every server of the project: clients are hostile
+            raise ValueError(f"--host {self.host or repr(self.host)} makes the server reachable beyond this machine: "
+                             "require a key with --api-key-env NAME (the key in environment variable NAME)")
 
     def api_key(self) -> str | None:
         """The key clients must send, read from ``api_key_env`` now; ValueError if that variable is unset or empty."""
@@ -481,10 +486,9 @@ async def run_server(config: ServeConfig, agent: Agent | None = None, *, ready: 
     if bound is not None:
         bound.append(port)
     print(f"{LISTENING_PREFIX}http://{config.host}:{port}/v1", flush=True)
-    if not config.loopback_only:
-        guard = (f"requests need the API key in ${config.api_key_env}" if api_key is not None else
-                 "anyone who can reach this port can use it; set --api-key-env to require a key")
-        print(f"ragen-eval serve: bound to {config.host}, beyond loopback: {guard}", file=sys.stderr, flush=True)
+    if not config.loopback_only:  # which ServeConfig allows only with a key
+        print(f"ragen-eval serve: bound to {config.host}, beyond loopback: requests need the API key in "
+              f"${config.api_key_env}", file=sys.stderr, flush=True)
     if ready is not None:
         ready.set()
     try:
@@ -530,7 +534,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     d = ServeConfig()
     parser.add_argument("--agent", default=d.agent,
                         help="random | oracle | default (the embedded checkpoint) | a transformers checkpoint directory")
-    parser.add_argument("--host", default=d.host, help="interface to bind (default: loopback only)")
+    parser.add_argument("--host", default=d.host,
+                        help="interface to bind (default: loopback only); beyond loopback, --api-key-env is required")
     parser.add_argument("--port", type=int, default=d.port, help="TCP port; 0 picks a free one")
     parser.add_argument("--model-name", default=None, help="model id reported by /v1/models (default: the agent)")
     parser.add_argument("--device", default=d.device, help="torch device for a checkpoint agent")

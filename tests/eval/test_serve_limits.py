@@ -122,17 +122,29 @@ def test_an_unset_api_key_variable_is_a_one_line_error_before_serving(monkeypatc
                                    "that environment variable is unset or empty")
 
 
-@pytest.mark.parametrize("keyed", [False, True])
-def test_binding_beyond_loopback_says_whether_a_key_guards_the_server(keyed, monkeypatch, capfd):
+def test_binding_beyond_loopback_needs_a_key_and_says_which_guards_the_server(monkeypatch, capfd):
     monkeypatch.setenv("RAGEN_TEST_SERVE_KEY", "k")
-    config = ServeConfig(host="0.0.0.0", port=0, api_key_env="RAGEN_TEST_SERVE_KEY" if keyed else None)
-    with serve_in_thread(config, FixedAgent()):
+    with serve_in_thread(ServeConfig(host="0.0.0.0", port=0, api_key_env="RAGEN_TEST_SERVE_KEY"), FixedAgent()):
         pass
     with serve_in_thread(ServeConfig(port=0), FixedAgent()):
         pass
     err = capfd.readouterr().err.splitlines()
     notices = [line for line in err if "beyond loopback" in line]
-    expected = ("requests need the API key in $RAGEN_TEST_SERVE_KEY" if keyed else
-                "anyone who can reach this port can use it; set --api-key-env to require a key")
-    assert notices == [f"ragen-eval serve: bound to 0.0.0.0, beyond loopback: {expected}"]
+    assert notices == ["ragen-eval serve: bound to 0.0.0.0, beyond loopback: requests need the API key in "
+                       "$RAGEN_TEST_SERVE_KEY"]
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "", "example.org"])
+def test_binding_beyond_loopback_without_a_key_is_refused_before_binding(host):
+    # Before, the server bound every interface with only a warning; the env servers refuse (exit 2), and so does it.
+    with pytest.raises(ValueError, match=r"makes the server reachable beyond this machine: require a key with "
+                                         r"--api-key-env NAME"):
+        ServeConfig(host=host, port=0)
+    if host == "0.0.0.0":
+        done = subprocess.run([sys.executable, "-m", "ragen_eval.cli", "serve", "--host", host, "--port", "0"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and done.stdout == ""
+        assert done.stderr.strip().splitlines() == [
+            "ragen-eval serve: error: --host 0.0.0.0 makes the server reachable beyond this machine: require a key "
+            "with --api-key-env NAME (the key in environment variable NAME)"]
 
