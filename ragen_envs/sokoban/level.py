@@ -156,7 +156,8 @@ class SokobanLevel:
 
     def level_key(self) -> bytes:
         """The start position as canonical bytes (walls, targets, boxes, player; not the certificate or
-        seed): equal for two levels exactly when a player would see the same puzzle. Decides the split."""
+        seed): equal for two levels exactly when they have the same grid. Decides the split; the same puzzle
+        moved inside the grid or framed by more walls is another grid."""
         return b"sokoban\n" + self.to_text().encode()
 
 
