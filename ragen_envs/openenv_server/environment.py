@@ -27,11 +27,9 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from ragen_envs.server.policy import ClientPolicy, PolicyError
-from ragen_envs.text.episode import TextEpisode, content_text
+from ragen_envs.text.episode import MAX_REPLY_CHARS, TextEpisode, content_text
 from ragen_envs.text.parser import format_reply
 
-#: Longest reply accepted, in characters: a reply is a few KB of text; this bounds parsing per request.
-MAX_REPLY_CHARS = 65_536
 #: Most action names one ``actions`` list may carry (the protocol executes at most a few per turn).
 MAX_ACTION_NAMES = 64
 #: What an observation's ``messages`` holds: the messages new to the client, or the whole chat.

@@ -12,7 +12,7 @@ Routes (every body is a JSON object; see docs/integrations.md for the fields):
 
 With a token set, every request needs ``Authorization: Bearer TOKEN`` (401 otherwise). Errors are
 ``{"error": "<one line>"}`` with 400 (bad request), 401, 403 (not allowed by the policy), 404 (unknown or
-expired episode, level set or route), 405, 409 (step on a finished episode), 413 (body too large), 422
+expired episode, level set or route), 405, 409 (step on a finished episode), 413 (body or reply too large), 422
 (build over its time budget), 429 (the client's episode limit) or 503 (no free slot, builder or connection).
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 from ragen_envs.registration import PRESETS
 from ragen_envs.server.episodes import ClientLimit, EpisodeFinished, EpisodeNotFound, EpisodeStore, StoreFull
 from ragen_envs.server.policy import ClientPolicy, PolicyError, check_bind, token_matches
-from ragen_envs.text.episode import TextEpisode
+from ragen_envs.text.episode import MAX_REPLY_CHARS, TextEpisode
 
 #: Largest request body accepted; a reply is text of a few KB, so 1 MiB leaves room and stops abuse.
 MAX_BODY_BYTES = 1 << 20
@@ -305,6 +305,9 @@ class EnvServer(ThreadingHTTPServer):
                                                        "known: episode_id, reply, action")
         episode_id = _field(body, "episode_id", str, required=True)
         reply = _field(body, "reply", str)
+        if reply is not None and len(reply) > MAX_REPLY_CHARS:  # refused before parsing: bounded work per turn
+            raise RequestError(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                               f"reply of {len(reply)} characters is over the {MAX_REPLY_CHARS}-character limit")
         action = _field(body, "action", (str, list))
         actions = [action] if isinstance(action, str) else action
         episode, record = self.store.step(episode_id, reply=reply, actions=actions)

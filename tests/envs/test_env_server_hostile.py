@@ -24,7 +24,7 @@ from ragen_envs.server import ClientPolicy, EpisodeStore, start_server
 from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
 from ragen_envs.sokoban import level_files
-from ragen_envs.text import TextEpisode
+from ragen_envs.text import MAX_REPLY_CHARS, TextEpisode
 
 HOSTILE = {"height": 30, "width": 30, "num_boxes": 8, "search_budget": 10_000_000, "max_attempts": 1_000_000}
 TOKEN = "test-token-" + "k" * 24
@@ -111,6 +111,17 @@ def test_generation_is_stopped_at_the_budget_and_builds_wait_their_turn(serve):
     # A Bandit build takes milliseconds: this one waited for the builder the hostile build held.
     assert status == 200 and bandit_done >= hostile_done - 0.2
     assert request(url, "GET", "/health")[1]["episodes"] == 1
+
+
+def test_a_step_costs_bounded_time_and_an_over_long_reply_is_refused_unplayed(serve):
+    url = serve()
+    episode_id = request(url, "POST", "/reset", {"env": "frozenlake", "seed": 1})[1]["episode_id"]
+    start = time.monotonic()  # a "<" and a run of spaces once held the server for seconds (40,000: 25 s)
+    status, body = request(url, "POST", "/step", {"episode_id": episode_id, "reply": "<" + " " * 30_000 + "x"})
+    assert status == 200 and not body["turn"]["format_ok"] and time.monotonic() - start < 2
+    status, body = request(url, "POST", "/step", {"episode_id": episode_id, "reply": "x" * (MAX_REPLY_CHARS + 1)})
+    assert status == 413 and f"{MAX_REPLY_CHARS}-character limit" in body["error"]
+    assert request(url, "GET", f"/state/{episode_id}")[1]["info"]["turn"] == 1  # the refused reply played no turn
 
 
 # -- level files: names from the operator's directories, never a client's path --------------------------------

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import time
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragen_envs.text import ERROR_KINDS, format_reply, parse_response
+from ragen_envs.text import parser as parser_module
 
 NAMES = ("Up", "Down", "Left", "Right")
 ALIASES = {"u": 0, "north": 0, "d": 1, "south": 1, "l": 2, "west": 2, "r": 3, "east": 3}
@@ -135,6 +138,35 @@ def test_100kb_of_garbage_is_a_quick_format_error():
     huge = "<think>" + "a" * 100_000 + "</think><answer>" + "Up || " * 10_000 + "</answer>"
     parsed = parse(huge, max_actions=5)
     assert parsed.action_names == ("Up",) * 5 and len(parsed.dropped) == 9_995
+
+
+def test_runs_of_spaces_inside_a_tag_cost_linear_time():
+    # "<" and a run of spaces made the tag pattern try every split of the run (20,000 spaces: about 6 s).
+    for reply in ("<" + " " * 20_000 + "x", "<" + " " * 20_000 + "/" + " " * 20_000 + "x",
+                  ("<" + " " * 100) * 200 + "<think>x</think><answer>Up</answer>"):
+        start = time.perf_counter()
+        parse(reply)
+        assert time.perf_counter() - start < 0.5
+
+
+# The tag pattern before it was made linear: every reply must parse exactly as it did under this one.
+_QUADRATIC_TAG = re.compile(r"<\s*(/?)\s*(think|answer)\s*>", re.IGNORECASE)
+_SPACES = st.text(alphabet=" \t\n\u3000\x0b", max_size=3)
+_TAG_LIKE = st.builds("".join, st.tuples(
+    st.just("<"), _SPACES, st.sampled_from(["", "/", "//"]), _SPACES,
+    st.sampled_from(["think", "answer", "THINK", "Answer", "an\u017fwer", "thin\u212a", "thin", "x"]),
+    _SPACES, st.sampled_from([">", "", "x>"])))
+_TAG_PIECES = st.lists(_TAG_LIKE | st.sampled_from(["Up", "||", " ", "<", ">", "/"]) | st.text(max_size=3),
+                       max_size=12).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=_TAG_PIECES, think=st.booleans())
+def test_tag_scan_parses_every_reply_as_the_quadratic_pattern_did(text, think):
+    now = parse(text, think=think)
+    with mock.patch.object(parser_module, "_TAG", _QUADRATIC_TAG):
+        before = parse(text, think=think)
+    assert now == before
 
 
 def test_to_dict_is_plain_json():
