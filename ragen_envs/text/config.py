@@ -152,13 +152,26 @@ class ProtocolConfig:
 
 
 def _check_template(name: str, template: Any, allowed: frozenset[str]) -> None:
-    """Reject a template that is not a string or names a field the protocol does not fill in."""
+    """Reject a template that is not a string or holds anything but bare ``{field}`` placeholders of fields the
+    protocol fills in.
+
+    A format spec, conversion, attribute or index is refused: a width (``{turns_left:>20000000}``) renders
+    megabytes from a few bytes of config, attributes (``{actions.__class__}``) reach into Python objects, and a
+    spec or index that does not fit its value (``{errors:d}``, ``{reward[40]}``) would fail only when a turn,
+    already played, renders the next one.
+    """
     if not isinstance(template, str):
         raise TypeError(f"{name} must be a string, got {type(template).__name__}")
     try:
-        used = {fname for _, fname, _, _ in string.Formatter().parse(template) if fname is not None}
+        parts = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise ValueError(f"{name} is not a valid format string: {exc}") from None
-    bad = {u for u in used if u.split(".")[0].split("[")[0] not in allowed}
-    if bad:
-        raise ValueError(f"{name} uses unknown field(s) {sorted(bad)}; allowed: {sorted(allowed)}")
+    for _, field_name, spec, conversion in parts:
+        if field_name is None:
+            continue
+        if spec or conversion or not field_name.isidentifier():
+            shown = "{" + field_name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+            raise ValueError(f"{name} may use only bare {{field}} placeholders (no format spec, conversion, "
+                             f"attribute or index), got {shown!r:.80}")
+        if field_name not in allowed:
+            raise ValueError(f"{name} uses unknown field {field_name!r}; allowed: {sorted(allowed)}")

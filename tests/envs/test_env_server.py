@@ -180,6 +180,9 @@ def test_a_seedless_reset_draws_a_seed_that_replays_the_level(served):
     ("POST", "/reset", {"env": "bandit", "seed": -3}, 400, "0..2**63-1"),
     ("POST", "/reset", {"env": "bandit", "seed": "3"}, 400, "wrong type"),
     ("POST", "/reset", {"env": "bandit", "protocol": {"max_turn": 2}}, 400, "unknown ProtocolConfig fields"),
+    # Refused at reset: a width rendered 40 MB, and a bad spec failed only after the next turn was played.
+    ("POST", "/reset", {"env": "sokoban", "protocol": {"turn_template": "{turns_left:>20000000}"}}, 400, "bare"),
+    ("POST", "/reset", {"env": "bandit", "protocol": {"feedback_template": "{errors:d}"}}, 400, "bare"),
     ("POST", "/reset", {"env": "simple_sokoban", "env_config": {"height": 7}}, 403, "presets as they are"),
     ("POST", "/reset", {"env": "CartPole-v1"}, 400, "unknown environment"),
     ("POST", "/reset", {"env": "bandit", "sed": 1}, 400, "unknown field(s) ['sed']"),

@@ -355,6 +355,29 @@ def test_bad_inputs_raise_clear_errors():
     assert ProtocolConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
 
 
+@pytest.mark.parametrize(("field", "template"), [
+    ("turn_template", "{turns_left:>20000000}"),  # a width: megabytes rendered from a few bytes of config
+    ("turn_template", "{actions.__class__.__mro__}"),  # an attribute: reaches into Python objects
+    ("turn_template", "{actions[999]}"),
+    ("turn_template", "{turn!r}"),
+    ("feedback_template", "{errors:d}"),  # a spec that fails on its value: once failed after the turn was played
+    ("reward_template", "{reward[40]}"),
+    ("reward_template", "{reward:.2f}"),
+    ("intro_template", "{0}"),
+    ("format_think", "{}"),
+])
+def test_templates_take_only_bare_placeholders(field, template):
+    with pytest.raises(ValueError, match=f"{field} may use only bare"):
+        ProtocolConfig(**{field: template})
+
+
+def test_every_template_renders_as_configured_with_bare_placeholders_and_escaped_braces():
+    config = ProtocolConfig(reward_template="{{reward}} = {reward}", feedback_template="bad: {errors}", max_turns=3)
+    episode = TextEpisode(ENV_ID, 0, config)
+    episode.step("junk")
+    assert "bad: missing <think>; missing <answer>\n{reward} = -0.1" in episode.messages[-1]["content"]
+
+
 _REPLIES = st.sampled_from(
     [answer("Right"), answer("Left"), answer("Right", "Right", "Right"), answer(*["Left", "Right"] * 4),
      "<answer>Right</answer>", "junk", answer("Right", "jump")]
