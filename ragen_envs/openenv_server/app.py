@@ -26,10 +26,12 @@ from typing import Any
 import uvicorn
 from openenv.core.env_server.http_server import create_app
 from openenv.core.env_server.types import ConcurrencyConfig, EnvironmentMetadata
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
 from ragen_envs.openenv_server.environment import GameAction, GameObservation, GameState, ServerSettings, \
     TextGameEnvironment
-from ragen_envs.server.policy import token_matches
+from ragen_envs.server.policy import PolicyError, token_matches
 
 #: Largest HTTP request body accepted (a reply is a few KB of text).
 MAX_BODY_BYTES = 1 << 20
@@ -220,6 +222,12 @@ async def _refuse(scope: dict[str, Any], send: Any, status: int, message: str) -
         await send({"type": "websocket.close", "code": 1008, "reason": message[:120]})
 
 
+async def _policy_refusal(request: Request, exc: PolicyError) -> JSONResponse:
+    """A refusal on the HTTP routes (``/reset``, ``/step``) answered with its status and ``{"error": message}``;
+    OpenEnv answers any exception the environment raises there with a bare 500."""
+    return JSONResponse({"error": str(exc)}, status_code=exc.status)
+
+
 def build_app(settings: ServerSettings | None = None, *, max_sessions: int = 256,
               idle_timeout_s: float = 600.0) -> ClientGate:
     """The served ASGI app: OpenEnv's ``create_app`` over :class:`TextGameEnvironment`, inside :class:`ClientGate`."""
@@ -231,6 +239,7 @@ def build_app(settings: ServerSettings | None = None, *, max_sessions: int = 256
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=idle_timeout_s),
         state_cls=GameState,
     )
+    inner.add_exception_handler(PolicyError, _policy_refusal)
     policy = settings.policy
     return ClientGate(inner, auth_token=policy.auth_token, max_connections=policy.max_connections,
                       max_sessions_per_client=policy.max_sessions_per_client, idle_timeout_s=idle_timeout_s)

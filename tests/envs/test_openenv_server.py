@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -227,6 +228,31 @@ def test_reset_defaults_reveal_flag_and_bad_requests() -> None:
         reset = exchange(socket, "reset", {"seed": 5})["data"]["observation"]
         assert reset["certificate"] == json.loads(json.dumps(TextEpisode("sokoban", 5).certificate))
         assert reset["certificate"]["optimal_actions"]
+
+
+def post(url: str, path: str, body: dict) -> tuple[int, dict]:
+    """(status, JSON body) of one plain HTTP POST."""
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_refusals_on_the_http_routes_keep_their_status() -> None:
+    # Every one of these was a bare 500 with a traceback on the server's stderr.
+    with serve("--env", "bandit") as url:
+        for body, status, words in [({"env": "nope"}, 400, "unknown environment"),
+                                    ({"env_config": {"num_arms": 10**6}}, 403, "not open to clients"),
+                                    ({"env": "sokoban", "levels": "/etc/passwd"}, 400, "not a path"),
+                                    ({"bogus": 1}, 400, "unknown reset argument")]:
+            got, answer = post(url, "/reset", body)
+            assert (got, words in answer["error"]) == (status, True), (body, answer)
+        got, answer = post(url, "/step", {"action": {"reply": "x"}})
+        assert got == 409 and "send reset first" in answer["error"]
+        assert post(url, "/reset", {"seed": 3})[0] == 200
 
 
 def _client_process(url: str) -> subprocess.Popen:
