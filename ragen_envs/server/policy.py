@@ -29,6 +29,7 @@ import hmac
 import ipaddress
 import math
 import os
+import re
 import secrets
 import threading
 from collections.abc import Mapping
@@ -71,6 +72,9 @@ PROTOCOL_KEY = "protocol"
 _MAX_NAME_CHARS = 255
 _PROTOCOL_FIELDS = frozenset(f.name for f in fields(ProtocolConfig))
 _MAX_SEED = 2**63 - 1
+# RFC 6750's b64token, what a client can send after "Bearer ": a token outside it (a trailing newline from
+# a file, a space, a non-ASCII character) would never match what a client sends, and every request would be a 401.
+_BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
 
 class PolicyError(Exception):
@@ -170,8 +174,10 @@ class ClientPolicy:
             if forbidden:
                 raise ValueError(f"env-config field(s) {forbidden} of {game} cannot be opened to clients: level "
                                  "sets are served by name from the levels directories")
-        if self.auth_token is not None and not self.auth_token.strip():
-            raise ValueError("auth_token must be non-empty (or None for no token)")
+        if self.auth_token is not None and (not isinstance(self.auth_token, str)
+                                            or not _BEARER_TOKEN.fullmatch(self.auth_token)):
+            raise ValueError("auth_token must be a bearer token of RFC 6750's characters (ASCII letters, digits, "
+                             "-._~+/, then any '='), with no spaces or line breaks around it; None: no token")
         object.__setattr__(self, "_builds", threading.BoundedSemaphore(self.max_concurrent_generations))
 
     @property
@@ -371,7 +377,7 @@ def policy_from_args(args: argparse.Namespace) -> ClientPolicy:
     token = None
     if args.auth_token_env is not None:
         token = os.environ.get(args.auth_token_env)
-        if not token or not token.strip():
+        if not token:
             raise ValueError(f"--auth-token-env {args.auth_token_env}: that environment variable is not set or empty")
     try:
         return ClientPolicy(levels_dirs=tuple(args.levels_dir), cache_dir=args.cache_dir, env_config_limits=env_limits,
@@ -384,7 +390,8 @@ def policy_from_args(args: argparse.Namespace) -> ClientPolicy:
         flags = {"levels directory": "--levels-dir", "max_concurrent_generations": "--max-concurrent-generations",
                  "max_sessions_per_client": "--max-sessions-per-client", "max_connections": "--max-connections",
                  "max_level_bytes": "--max-level-bytes", "generation_timeout_s": "--generation-timeout",
-                 "env-config field": "--env-config-limit"}
+                 "env-config field": "--env-config-limit",
+                 "auth_token": f"--auth-token-env {args.auth_token_env}"}
         message = str(err)
         for word, flag in flags.items():
             if message.startswith(word):

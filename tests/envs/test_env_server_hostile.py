@@ -216,6 +216,16 @@ def test_the_command_line_serves_with_a_token_from_the_environment():
     assert TOKEN not in line + stderr
 
 
+@pytest.mark.parametrize("token", ["s3cret-token\n", " s3cret-token", "s3cret-t\u00f6ken"])
+def test_a_token_no_client_can_send_is_refused_at_startup(token):
+    # The server once started (exit 0) and answered every request 401: it strips the token a client sends, and
+    # reads the header as Latin-1, so a trailing newline or a non-ASCII character could never match.
+    result = subprocess.run([sys.executable, "-m", "ragen_envs.server", "--port", "0", "--auth-token-env", "T"],
+                            capture_output=True, text=True, timeout=30, env={**os.environ, "T": token})
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--auth-token-env T: auth_token must be a bearer token" in result.stderr and token not in result.stderr
+
+
 def test_one_client_cannot_take_every_episode_slot(serve):
     url = serve()  # the defaults: 1,024 slots, at most 256 per client
     with ThreadPoolExecutor(max_workers=8) as pool:

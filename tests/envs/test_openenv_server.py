@@ -384,6 +384,11 @@ def test_token_required_beyond_loopback_and_checked() -> None:
     refused = subprocess.run([sys.executable, "-m", "ragen_envs.openenv_server", "--host", "0.0.0.0", "--port", "0"],
                              capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and refused.stdout == ""
+    # A token no client can send (here with a trailing space) once started a server that answered only 401s.
+    unmatchable = subprocess.run([sys.executable, "-m", "ragen_envs.openenv_server", "--port", "0",
+                                  "--auth-token-env", "T"], capture_output=True, text=True, timeout=30,
+                                 env={**os.environ, "T": "s3cret "})
+    assert unmatchable.returncode == 2 and "RFC 6750" in unmatchable.stderr and unmatchable.stdout == ""
     with serve("--auth-token-env", "RAGEN_TEST_TOKEN", env={"RAGEN_TEST_TOKEN": "s3cret"}) as url:
         with pytest.raises(InvalidStatus) as anonymous:
             connect(ws_url(url))

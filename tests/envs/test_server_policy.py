@@ -175,6 +175,11 @@ def test_binding_beyond_loopback_needs_a_token_and_tokens_compare_exactly():
         with pytest.raises(ValueError, match="--auth-token-env"):
             check_bind(host, None)
         check_bind(host, "a-long-secret-token")
+    for token in ("s3cret-token", "A-z_0.9~+/==", "x"):
+        assert token_matches(ClientPolicy(auth_token=token).auth_token, f"Bearer {token}")
+    for token in ("", " ", "s3cret\n", "s3cret ", "\ts3cret", "s3 cret", "s\u00e9cret", "s3cret\x00", "=abc", "a=b"):
+        with pytest.raises(ValueError, match="RFC 6750"):
+            ClientPolicy(auth_token=token)
     assert token_matches(None, None) and token_matches(None, "Bearer anything")
     assert token_matches("s3cret-token", "Bearer s3cret-token")
     assert token_matches("s3cret-token", "bearer  s3cret-token")
