@@ -25,6 +25,7 @@ Refusals are :class:`PolicyError` with an HTTP status and a one-line message tha
 from __future__ import annotations
 
 import argparse
+import functools
 import hmac
 import ipaddress
 import math
@@ -38,7 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ragen_envs.deadline import DeadlineExceeded, time_limit
-from ragen_envs.registration import PRESETS, Preset, get_preset
+from ragen_envs.registration import PRESETS, Preset, get_preset, make
 from ragen_envs.sokoban.level_files import LEVEL_FILE_SUFFIXES, load_level_set
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
@@ -72,6 +73,9 @@ PROTOCOL_KEY = "protocol"
 _MAX_NAME_CHARS = 255
 _PROTOCOL_FIELDS = frozenset(f.name for f in fields(ProtocolConfig))
 _MAX_SEED = 2**63 - 1
+#: Longest ``generation_timeout_s``: waits on locks overflow past ``threading.TIMEOUT_MAX`` (about 292 years on
+#: Linux), and no client waits an hour for one reset.
+MAX_GENERATION_TIMEOUT_S = 3600.0
 # RFC 6750's b64token, what a client can send after "Bearer ": a token outside it (a trailing newline from
 # a file, a space, a non-ASCII character) would never match what a client sends, and every request would be a 401.
 _BEARER_TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
@@ -93,6 +97,20 @@ def _game(preset: Preset) -> str:
     """The game a preset plays, as limits are keyed: ``ragen_envs.sokoban.env:SokobanEnv`` -> ``sokoban``."""
     name = preset.entry_point.rsplit(":", 1)[-1].rsplit(".", 1)[-1].lower()
     return name.removesuffix("env") or name
+
+
+@functools.cache
+def _config_fields(game: str) -> frozenset[str] | None:
+    """The config fields of ``game`` (as limits name games: ``sokoban``), read from its first preset's env;
+    None for a name no preset plays."""
+    preset = next((p for p in PRESETS if _game(p) == game), None)
+    if preset is None:
+        return None
+    env = make(preset.name)
+    try:
+        return frozenset(f.name for f in fields(env.unwrapped.config))
+    finally:
+        env.close()
 
 
 def _check_ceiling(label: str, value: Any, ceiling: float | None) -> None:
@@ -136,11 +154,13 @@ class ClientPolicy:
     """Where certificates of served level files are cached (never beside the files); None:
     ``$XDG_CACHE_HOME/ragen_envs/server_certificates`` (``~/.cache/...``)."""
     env_config_limits: Mapping[str, Mapping[str, float | None]] = field(default_factory=dict)
-    """Per game, the env-config fields clients may set and their ceilings; empty: no overrides (presets only)."""
+    """Per game, the env-config fields clients may set and their ceilings; empty: no overrides (presets only). A
+    game or field that does not exist is a ValueError."""
     protocol_limits: Mapping[str, float | None] = field(default_factory=lambda: dict(DEFAULT_PROTOCOL_LIMITS))
     """The ``protocol`` fields clients may set and their ceilings."""
     generation_timeout_s: float = 10.0
-    """Seconds one episode's build (level generation, level-file certification) may take before it is stopped."""
+    """Seconds one episode's build (level generation, level-file certification) may take before it is stopped;
+    at most :data:`MAX_GENERATION_TIMEOUT_S`."""
     max_concurrent_generations: int = max(1, os.cpu_count() or 1)
     """Episode builds running at once; more wait up to ``generation_timeout_s``, then get a 503."""
     max_sessions_per_client: int = 256
@@ -167,9 +187,22 @@ class ClientPolicy:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         timeout = self.generation_timeout_s
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not math.isfinite(timeout) \
-                or timeout <= 0:
-            raise ValueError(f"generation_timeout_s must be a positive number of seconds, got {timeout!r}")
+                or not 0 < timeout <= MAX_GENERATION_TIMEOUT_S:
+            raise ValueError(f"generation_timeout_s must be a number of seconds in (0, {MAX_GENERATION_TIMEOUT_S:g}], "
+                             f"got {timeout!r}")
+        unknown = sorted(set(self.protocol_limits) - _PROTOCOL_FIELDS)
+        if unknown:
+            raise ValueError(f"protocol field(s) {unknown} in the protocol limits are not ProtocolConfig fields; "
+                             f"fields: {sorted(_PROTOCOL_FIELDS)}")
         for game, limits in self.env_config_limits.items():
+            known = _config_fields(game)
+            if known is None:
+                games = sorted({_game(p) for p in PRESETS})
+                raise ValueError(f"env-config field(s) {sorted(limits)} of {game!r}: no game is called that; "
+                                 f"games: {games}")
+            if set(limits) - known:
+                raise ValueError(f"env-config field(s) {sorted(set(limits) - known)} are not fields of {game}'s "
+                                 f"config; fields: {sorted(known)}")
             forbidden = sorted(CLIENT_FORBIDDEN_FIELDS & set(limits))
             if forbidden:
                 raise ValueError(f"env-config field(s) {forbidden} of {game} cannot be opened to clients: level "
@@ -341,7 +374,8 @@ def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-connections", type=int, default=256, metavar="N",
                        help="connections served at once; more are answered 503 (default 256)")
     group.add_argument("--generation-timeout", type=float, default=10.0, metavar="SECONDS",
-                       help="time one episode's level generation may take before it is stopped with a 422 (default 10)")
+                       help="time one episode's level generation may take before it is stopped with a 422 (default 10, "
+                            "at most 3600)")
     group.add_argument("--max-concurrent-generations", type=int, default=max(1, os.cpu_count() or 1), metavar="N",
                        help="episode builds at once (default: the CPU count)")
     group.add_argument("--max-level-bytes", type=int, default=16 << 20, metavar="N",
@@ -390,7 +424,7 @@ def policy_from_args(args: argparse.Namespace) -> ClientPolicy:
         flags = {"levels directory": "--levels-dir", "max_concurrent_generations": "--max-concurrent-generations",
                  "max_sessions_per_client": "--max-sessions-per-client", "max_connections": "--max-connections",
                  "max_level_bytes": "--max-level-bytes", "generation_timeout_s": "--generation-timeout",
-                 "env-config field": "--env-config-limit",
+                 "env-config field": "--env-config-limit", "protocol field": "--env-config-limit",
                  "auth_token": f"--auth-token-env {args.auth_token_env}"}
         message = str(err)
         for word, flag in flags.items():
