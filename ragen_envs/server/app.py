@@ -107,7 +107,11 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     def _send(self, status: HTTPStatus, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
+        try:
+            body = json.dumps(payload, allow_nan=False).encode()
+        except ValueError:  # NaN or infinity: Python would write them, but they are not JSON and clients reject them
+            status = HTTPStatus.INTERNAL_SERVER_ERROR
+            body = json.dumps({"error": "the answer holds a number JSON cannot carry (NaN or infinity)"}).encode()
         self.send_response(status)
         if status == HTTPStatus.UNAUTHORIZED:
             self.send_header("WWW-Authenticate", 'Bearer realm="ragen_envs.server"')

@@ -7,7 +7,7 @@ through :meth:`ClientPolicy.open_episode` and takes the same operator flags
 - **Presets by default.** ``env`` is a preset name (``GET /envs``); ``env_config`` overrides are refused
   unless the operator opens them (``--allow-env-config`` opens :data:`DEFAULT_ENV_CONFIG_LIMITS`,
   ``--env-config-limit GAME.FIELD=MAX`` one field). Each open field has a ceiling (a number's largest
-  value, a text's or list's longest length), and bounded room sizes and search budgets bound memory.
+  magnitude, a text's or list's longest length), and bounded room sizes and search budgets bound memory.
   ``protocol`` fields are open within :data:`DEFAULT_PROTOCOL_LIMITS`.
 - **Bounded work.** Building an episode (generating a level, certifying a level file) runs under a
   cooperative deadline (:mod:`ragen_envs.deadline`): past ``generation_timeout_s`` the work stops and
@@ -45,22 +45,23 @@ from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
 
 #: Env-config fields that ``--allow-env-config`` opens, per game (the entry point's class name, lower
-#: case, without ``Env``), each with its ceiling: the largest number, or for a text or list the longest
-#: length (and the longest text inside it); None: any value the game's config accepts. The ceilings keep
-#: the memory of one generation to a few MB; its time is bounded by the deadline.
+#: case, without ``Env``), each with its ceiling: a number's largest magnitude (``-MAX`` to ``MAX``), or for a
+#: text or list the longest length (and the longest text inside it); None: any value the game's config
+#: accepts. The ceilings keep the memory of one generation to a few MB (its time is bounded by the deadline),
+#: and rewards small enough that an episode's total stays a finite number, which JSON can carry.
 DEFAULT_ENV_CONFIG_LIMITS: Mapping[str, Mapping[str, float | None]] = {
     "sokoban": {"height": 10, "width": 10, "num_boxes": 4, "min_pushes": 30, "max_pushes": None,
                 "max_attempts": 200, "search_budget": 20_000, "start_selection": None, "walk_steps": 100,
-                "p_change_direction": None, "step_reward": None, "box_on_target_reward": None,
-                "box_off_target_reward": None, "success_reward": None, "max_actions_per_episode": 200},
+                "p_change_direction": None, "step_reward": 1000, "box_on_target_reward": 1000,
+                "box_off_target_reward": 1000, "success_reward": 1000, "max_actions_per_episode": 200},
     "frozenlake": {"height": 16, "width": 16, "p_frozen": None, "is_slippery": None, "success_rate": None,
                    "horizon": 100, "certify_unlimited": None, "min_path_length": None, "max_attempts": 10_000},
-    "bandit": {"name_set": None, "num_arms": 10, "low_risk_reward": None, "high_risk_reward": None,
+    "bandit": {"name_set": None, "num_arms": 10, "low_risk_reward": 1000, "high_risk_reward": 1000,
                "high_risk_prob": None, "arm_names": 32, "shuffle_arms": None, "reveal_payoffs": None},
 }
 #: ``protocol`` fields a client may set, with ceilings as above; the budgets bound what an episode holds.
 DEFAULT_PROTOCOL_LIMITS: Mapping[str, float | None] = {
-    "max_turns": 50, "max_actions_per_turn": 50, "max_actions_per_episode": 500, "format_penalty": None,
+    "max_turns": 50, "max_actions_per_turn": 50, "max_actions_per_episode": 500, "format_penalty": 1000,
     "observation_format": None, "symbols": 16, "coordinate_base": None, "think": None, "context": None,
     "context_k": 50, "max_response_chars": None, "action_separator": 16, "system_prompt": 8192,
     "intro_template": 8192, "turn_template": 8192, "reward_template": 8192, "feedback_template": 8192,
@@ -120,8 +121,10 @@ def _check_ceiling(label: str, value: Any, ceiling: float | None) -> None:
     if ceiling is None or value is None or isinstance(value, bool):
         return
     if isinstance(value, (int, float)):
-        if value > ceiling:
-            raise PolicyError(403, f"{label}={value!r} is over this server's limit of {ceiling:g}")
+        if abs(value) > ceiling:
+            side = "over" if value > 0 else "under"
+            limit = math.copysign(ceiling, value)
+            raise PolicyError(403, f"{label}={value!r} is {side} this server's limit of {limit:g}")
         return
     if isinstance(value, (str, list, tuple, Mapping)):
         if len(value) > ceiling:

@@ -7,6 +7,7 @@ otherwise from RAGEN's grid-game budgets: 5 turns, up to 5 actions per turn, 10 
 from __future__ import annotations
 
 import copy
+import math
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -93,6 +94,8 @@ class ProtocolConfig:
                 raise ValueError(f"{key} must be a positive integer or None, got {value!r}")
         if not isinstance(self.format_penalty, (int, float)) or isinstance(self.format_penalty, bool):
             raise TypeError(f"format_penalty must be a number, got {self.format_penalty!r}")
+        if not math.isfinite(self.format_penalty):  # a NaN or infinite total reward: no JSON record can hold it
+            raise ValueError(f"format_penalty must be a finite number, got {self.format_penalty!r}")
         if self.observation_format not in OBSERVATION_FORMATS:
             raise ValueError(
                 f"observation_format must be one of {OBSERVATION_FORMATS}, got {self.observation_format!r}"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from ragen_envs.server import ClientPolicy, EpisodeStore, start_server
-from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS
+from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS, DEFAULT_PROTOCOL_LIMITS
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
 from ragen_envs.sokoban import level_files
 from ragen_envs.text import MAX_REPLY_CHARS, TextEpisode
@@ -122,6 +122,21 @@ def test_a_step_costs_bounded_time_and_an_over_long_reply_is_refused_unplayed(se
     status, body = request(url, "POST", "/step", {"episode_id": episode_id, "reply": "x" * (MAX_REPLY_CHARS + 1)})
     assert status == 413 and f"{MAX_REPLY_CHARS}-character limit" in body["error"]
     assert request(url, "GET", f"/state/{episode_id}")[1]["info"]["turn"] == 1  # the refused reply played no turn
+
+
+def test_an_answer_is_strict_json_or_a_500(serve):
+    # An operator who lifts the penalty's ceiling lets -1e308 twice make -inf, once sent as "-Infinity".
+    url = serve(ClientPolicy(protocol_limits={**DEFAULT_PROTOCOL_LIMITS, "format_penalty": None}))
+    episode_id = request(url, "POST", "/reset", {"env": "sokoban", "seed": 1,
+                                                 "protocol": {"format_penalty": -1e308}})[1]["episode_id"]
+    assert request(url, "POST", "/step", {"episode_id": episode_id, "reply": "bad"})[0] == 200
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    connection.request("POST", "/step", body=json.dumps({"episode_id": episode_id, "reply": "bad"}))
+    response = connection.getresponse()
+    answer = json.loads(response.read(), parse_constant=lambda name: pytest.fail(f"{name} is not JSON"))
+    connection.close()
+    assert response.status == 500 and "NaN or infinity" in answer["error"]
 
 
 # -- level files: names from the operator's directories, never a client's path --------------------------------

@@ -59,6 +59,9 @@ def test_presets_play_as_in_process_and_overrides_are_refused_by_default():
     _refused(400, "seed must be", policy.open_episode, "bandit", -1)
     _refused(400, "seed must be", policy.open_episode, "bandit", True)
     _refused(403, "protocol field 'extra'", policy.open_episode, "bandit", 1, {"extra": {"a": 1}})
+    # Twice -1e308 is -inf: the server once sent "total_reward": -Infinity, which is not JSON.
+    _refused(403, "format_penalty=-1e+308 is under this server's limit of -1000", policy.open_episode, "bandit", 1,
+             {"format_penalty": -1e308})
     _refused(403, "over this server's limit of 50", policy.open_episode, "bandit", 1, {"max_turns": 51})
     _refused(403, "8192", policy.open_episode, "bandit", 1, {"system_prompt": "x" * 8193})
     _refused(400, "finite", policy.open_episode, "bandit", 1, {"format_penalty": float("nan")})

@@ -347,6 +347,9 @@ def test_bad_inputs_raise_clear_errors():
         ProtocolConfig(context="everything")
     with pytest.raises(ValueError, match="max_turns"):
         ProtocolConfig(max_turns=0)
+    for penalty in (float("nan"), float("inf"), -float("inf")):
+        with pytest.raises(ValueError, match="format_penalty must be a finite number"):
+            ProtocolConfig(format_penalty=penalty)
     with pytest.raises(ValueError, match="unknown field"):
         ProtocolConfig(turn_template="{observation} {mood}")
     with pytest.raises(ValueError, match="unknown ProtocolConfig fields"):
