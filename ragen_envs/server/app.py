@@ -18,8 +18,11 @@ expired episode, level set or route), 405, 409 (step on a finished episode), 413
 
 from __future__ import annotations
 
+import io
 import json
+import socket
 import threading
+import time
 from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,6 +39,8 @@ MAX_BODY_BYTES = 1 << 20
 DRAIN_CAP_BYTES = 16 * MAX_BODY_BYTES
 #: Deepest nesting of arrays and objects a body may have (a reset nests 3 deep: body, protocol, symbols).
 MAX_BODY_DEPTH = 32
+#: Seconds from a request's first byte to the end of its headers (a few hundred bytes on any network).
+HEADER_TIMEOUT_S = 10.0
 
 
 class RequestError(Exception):
@@ -95,12 +100,71 @@ def _field(body: dict[str, Any], name: str, kinds: type | tuple[type, ...], requ
     return value
 
 
+class _HeaderDeadlineReader:
+    """A connection's ``rfile`` whose ``readline`` (the request line and headers) must finish within
+    :data:`HEADER_TIMEOUT_S` of the request's first byte.
+
+    The socket's idle timeout restarts on every byte, so a client trickling header bytes would hold its
+    connection (and, with every connection taken, the whole server) for ever. ``read`` (the body) and the
+    wait for a request's first byte keep the idle timeout alone.
+    """
+
+    def __init__(self, buffered: io.BufferedReader, connection: socket.socket, idle_timeout: float) -> None:
+        self._buffered, self._connection, self._idle_timeout = buffered, connection, idle_timeout
+        self._deadline: float | None = None
+
+    def start_request(self) -> None:
+        """Let the next request's headers have their own deadline, counted from their first byte."""
+        self._deadline = None
+
+    def readline(self, limit: int = -1) -> bytes:
+        """One line: up to a line feed, ``limit`` bytes or the end of the stream; TimeoutError past the deadline."""
+        line = bytearray()
+        while limit < 0 or len(line) < limit:
+            if self._deadline is None:
+                self._connection.settimeout(self._idle_timeout)
+            else:
+                left = self._deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError(f"request headers took more than {HEADER_TIMEOUT_S:g}s")
+                self._connection.settimeout(min(left, self._idle_timeout))
+            buffered = self._buffered.peek(1)  # at most one recv: each waits only for what is left
+            if not buffered:
+                break
+            if self._deadline is None:
+                self._deadline = time.monotonic() + HEADER_TIMEOUT_S
+            end = buffered.find(b"\n") + 1 or len(buffered)
+            line += self._buffered.read(end if limit < 0 else min(end, limit - len(line)))
+            if line.endswith(b"\n"):
+                break
+        return bytes(line)
+
+    def read(self, size: int = -1) -> bytes:
+        """Read the body, under the idle timeout alone."""
+        self._connection.settimeout(self._idle_timeout)
+        return self._buffered.read(size)
+
+    def close(self) -> None:
+        """Close the underlying stream."""
+        self._buffered.close()
+
+
 class EnvRequestHandler(BaseHTTPRequestHandler):
     """Routes one request to the server's :class:`EpisodeStore`."""
 
     server: EnvServer
     protocol_version = "HTTP/1.1"  # keep-alive: a client playing many turns reuses its connection
     timeout = 120  # seconds a connection may sit silent; a stalled or idle client does not hold a thread forever
+
+    def setup(self) -> None:
+        """Open the connection's streams; request lines and headers are read under a deadline."""
+        super().setup()
+        self.rfile = _HeaderDeadlineReader(self.rfile, self.connection, self.timeout)
+
+    def handle_one_request(self) -> None:
+        """Serve one request (its headers get a fresh deadline)."""
+        self.rfile.start_request()
+        super().handle_one_request()
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's signature
         if self.server.verbose:

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from ragen_envs.server import ClientPolicy, EpisodeStore, start_server
+from ragen_envs.server import app as server_app
 from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS, DEFAULT_PROTOCOL_LIMITS
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
 from ragen_envs.sokoban import level_files
@@ -283,6 +284,34 @@ def test_connections_beyond_the_cap_get_a_503_and_are_closed(serve):
     # Judged on the loop's own answer: one more request could race the thread that answered it, which
     # gives its place back just after the client has read the reply.
     assert served
+
+
+def test_headers_trickled_byte_by_byte_lose_their_connection_at_the_deadline(serve, monkeypatch):
+    # Slowloris: the idle timeout restarted on every byte, so two sockets trickling header bytes held both
+    # connections of this server for ever and every other client got a 503.
+    monkeypatch.setattr(server_app, "HEADER_TIMEOUT_S", 1.0)
+    url = serve(ClientPolicy(max_connections=2))
+    port = int(url.rsplit(":", 1)[1])
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+    start, closed = time.monotonic(), set()
+    try:
+        for connection in held:
+            connection.sendall(b"GET /health HTTP/1.1\r\n")
+        while len(closed) < len(held) and time.monotonic() - start < 10:
+            time.sleep(0.2)
+            for i, connection in enumerate(held):
+                try:
+                    connection.sendall(b"X")
+                except OSError:
+                    closed.add(i)
+        assert len(closed) == len(held) and time.monotonic() - start < 5
+    finally:
+        for connection in held:
+            connection.close()
+    deadline = time.monotonic() + 5  # each closed connection's thread gives its place back just after closing it
+    while request(url, "GET", "/health")[0] != 200 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert request(url, "GET", "/health")[0] == 200
 
 
 # -- malformed bodies: always a 400 ---------------------------------------------------------------------------
