@@ -154,6 +154,9 @@ class EnvRequestHandler(BaseHTTPRequestHandler):
 
     server: EnvServer
     protocol_version = "HTTP/1.1"  # keep-alive: a client playing many turns reuses its connection
+    # A reply goes out as two writes (headers, then body); with Nagle's algorithm the body waited for the
+    # client's delayed ACK, about 40 ms a request on a kept-alive connection.
+    disable_nagle_algorithm = True
     timeout = 120  # seconds a connection may sit silent; a stalled or idle client does not hold a thread forever
 
     def setup(self) -> None:

@@ -299,3 +299,27 @@ def test_the_command_line_serves_on_loopback_and_rejects_bad_flags():
     bad = subprocess.run([sys.executable, "-m", "ragen_envs.server", "--max-episodes", "0"],
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "--max-episodes" in bad.stderr.strip().splitlines()[-1]
+
+
+def test_replies_leave_without_waiting_for_the_client_s_ack(served, monkeypatch):
+    """A reply is two writes (headers, body): with Nagle's algorithm on, each request of a kept-alive connection
+    waited about 40 ms for the client's delayed ACK. The server's accepted sockets must send at once."""
+    import socket
+
+    from ragen_envs.server.app import EnvRequestHandler
+
+    seen: list[int] = []
+    setup = EnvRequestHandler.setup
+
+    def recording_setup(handler: EnvRequestHandler) -> None:
+        setup(handler)
+        seen.append(handler.connection.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+
+    monkeypatch.setattr(EnvRequestHandler, "setup", recording_setup)
+    url = served()
+    connection = http.client.HTTPConnection(url.split("//", 1)[1], timeout=30)
+    for _ in range(3):
+        connection.request("GET", "/health")
+        assert connection.getresponse().read()
+    connection.close()
+    assert seen and all(seen), seen
