@@ -58,19 +58,21 @@ def split_endpoint(url: str) -> tuple[str, str | None, dict[str, str]]:
     return redact_url(url), header, query
 
 
-def mask_url_secrets(text: str, urls: list[str]) -> str:
-    """``text`` with every value of ``urls`` that may be a key (a user-info password, a query value; eight
-    characters or more, as shorter ones are no keys and masking them would garble the text) as ``***``.
+def mask_secrets(text: str, urls: list[str], keys: tuple[str | None, ...] = ()) -> str:
+    """``text`` with every secret the request carried as ``***``: the ``keys`` sent (a bearer API key), every value
+    of ``urls`` that may be a key (a user-info password, a query value), each of eight characters or more, as
+    shorter ones are no keys and masking them would garble the text; and anything shaped like a provider key.
 
-    For text taken from a response, such as an error message, which may echo the request.
+    For text taken from a response, such as an error message, which may echo the request ("Incorrect API key
+    provided: sk-...").
     """
-    values: set[str] = set()
+    values: set[str] = {key for key in keys if key}
     for url in urls:
         parts = urlsplit(url)
         values.update([unquote(parts.password or ""), *(value for _, value in parse_qsl(parts.query))])
     for value in sorted((v for v in values if len(v) >= 8), key=len, reverse=True):
         text = text.replace(value, "***")
-    return text
+    return _KEY_SHAPES.sub("***", text)
 
 
 #: Shapes of provider keys and tokens: OpenAI-style ``sk-``, Hugging Face ``hf_``, GitHub, GitLab and Slack

@@ -36,7 +36,7 @@ import httpx
 import openai
 
 from ragen_eval.agents.base import Completion, SamplingParams, require_replies
-from ragen_eval.redaction import check_base_url, mask_url_secrets, redact_url, split_endpoint
+from ragen_eval.redaction import check_base_url, mask_secrets, redact_url, split_endpoint
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -69,7 +69,19 @@ def _make_http_client(backend: str, concurrency: int, timeout: float) -> tuple[A
                 raise ValueError(f"http_backend='aiohttp' is unavailable ({exc}); "
                                  "pip install 'openai[aiohttp]' or use 'httpx'") from exc
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=POOL_CONNECTIONS)
-    return httpx.AsyncClient(limits=limits, timeout=timeout), "httpx"
+    # Redirects are followed as openai's own client and the aiohttp transport do (httpx drops the
+    # Authorization header when a redirect leaves the origin).
+    return httpx.AsyncClient(limits=limits, timeout=timeout, follow_redirects=True), "httpx"
+
+
+def _closed_by_server(error: BaseException) -> bool:
+    """Whether ``error`` is aiohttp's word for a connection the server closed (not a timeout): openai's aiohttp
+    transport maps it to a connect timeout, which would report a dropped connection as one."""
+    try:
+        import aiohttp
+    except ImportError:  # no aiohttp, no aiohttp transport
+        return False
+    return isinstance(error, aiohttp.ClientConnectionError) and not isinstance(error, TimeoutError)
 
 
 class _Pool:
@@ -191,6 +203,7 @@ class OpenAIChatAgent:
         self.backoff_initial = float(backoff_initial)
         self.backoff_max = float(backoff_max)
         self.extra_body = dict(extra_body or {})
+        self._api_key = api_key  # kept only to mask it where a server echoes it into an error
         self._limiter = RequestRateLimiter(requests_per_second) if requests_per_second is not None else None
         self._semaphore = asyncio.Semaphore(concurrency)
         self._rng = random.Random(jitter_seed)
@@ -299,9 +312,9 @@ class OpenAIChatAgent:
                 await asyncio.sleep(self._backoff(attempt, retry_after))
         self.stats["failures"] += 1
         attempts = attempt + 1
-        # The error is stored with the episode; a server may have echoed the request's URL into it.
-        error = mask_url_secrets(f"{last_error} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})",
-                                 self.base_urls)
+        # The error is stored with the episode; a server may have echoed the request's URL or key into it.
+        error = mask_secrets(f"{last_error} (gave up after {attempts} attempt{'s' if attempts > 1 else ''})",
+                             self.base_urls, (self._api_key,))
         return [Completion(text="", error=error) for _ in range(n)]
 
     def _connection_error(self, exc: BaseException, url_index: int) -> str:
@@ -315,6 +328,9 @@ class OpenAIChatAgent:
             link = link.__cause__ or link.__context__
         if any(isinstance(link, ConnectionRefusedError) for link in chain):
             return f"connection refused by {redact_url(self.base_urls[url_index])}"
+        dropped = next((link for link in chain if _closed_by_server(link)), None)
+        if dropped is not None:
+            return f"connection error: {_short(str(dropped) or type(dropped).__name__)}"
         if isinstance(exc, (openai.APITimeoutError, TimeoutError)):
             return f"timeout after {self.timeout:g} s"
         return f"connection error: {_short(str(exc.__cause__ or exc))}"

@@ -10,6 +10,7 @@ import asyncio
 import email.utils
 import hashlib
 import socket
+import threading
 import time
 
 import httpx
@@ -228,6 +229,98 @@ def test_the_api_key_is_never_shown_and_urls_are_redacted():
     assert redact_url("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000/v1"
     assert redact_url("https://user:pw@[::1]:8443/v1?api_key=k#k") == "https://[::1]:8443/v1"
     asyncio.run(agent.aclose())
+
+
+@pytest.mark.parametrize("status", [401, 500])
+def test_a_key_the_server_echoes_into_its_error_is_masked(status):
+    """A provider answering "Incorrect API key provided: sk-..." put the key into the error each episode stores."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Echoing(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            body = json.dumps({"error": {"message": f"Incorrect API key provided: {key}; also {key[:-2]}xy"}})
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echoing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    key = "sk-proj-SECRETKEY123456789"
+
+    async def go() -> Completion:
+        agent = OpenAIChatAgent("m", f"http://127.0.0.1:{server.server_port}/v1", key, max_retries=1,
+                                backoff_initial=0.0, backoff_max=0.0)
+        try:
+            return (await agent.act([{"role": "user", "content": "hi"}], n=1, sampling=SamplingParams()))[0]
+        finally:
+            await agent.aclose()
+
+    try:
+        completion = asyncio.run(go())
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert completion.error is not None and f"HTTP {status}" in completion.error
+    assert "SECRETKEY" not in completion.error and "Incorrect API key provided: ***" in completion.error
+
+
+def _one_shot_server(answer: bytes) -> tuple[socket.socket, threading.Thread]:
+    """A loopback socket that reads each request and sends ``answer`` (b"": closes without a word)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                conn.recv(65536)
+                if answer:
+                    conn.sendall(answer)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return listener, thread
+
+
+def _ask(url: str, backend: str) -> Completion:
+    async def go() -> Completion:
+        agent = OpenAIChatAgent("m", url, None, max_retries=0, timeout=20, http_backend=backend)
+        try:
+            return (await agent.act([{"role": "user", "content": "hi"}], n=1, sampling=SamplingParams()))[0]
+        finally:
+            await agent.aclose()
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+def test_a_dropped_connection_is_called_one_and_a_redirect_is_followed(backend):
+    """aiohttp's transport reported a server that hung up as a timeout; httpx did not follow a 307."""
+    dropping, _ = _one_shot_server(b"")
+    try:
+        dropped = _ask(f"http://127.0.0.1:{dropping.getsockname()[1]}/v1", backend)
+    finally:
+        dropping.close()
+    assert dropped.error is not None and "connection error" in dropped.error and "timeout" not in dropped.error
+    with serve_in_thread(ServeConfig(port=0), EchoAgent()) as url:
+        target = url + "/chat/completions"
+        moved, _ = _one_shot_server(b"HTTP/1.1 307 Temporary Redirect\r\nLocation: " + target.encode()
+                                    + b"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        try:
+            answered = _ask(f"http://127.0.0.1:{moved.getsockname()[1]}/v1", backend)
+        finally:
+            moved.close()
+    assert answered.error is None and answered.text.startswith("<think>seen ")
 
 
 @pytest.mark.parametrize(("args", "stored"), [
