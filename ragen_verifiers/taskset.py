@@ -27,7 +27,7 @@ import verifiers.v1 as vf
 from pydantic import Field, model_validator
 from verifiers.v1.types import AssistantMessage
 
-from ragen_envs.splits import SPLIT_OFFSETS, LevelSplitter
+from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
 from ragen_envs.text import TextEpisode
 
 #: The taskset id verifiers imports this package by (``vf-eval ragen_verifiers``).
@@ -35,11 +35,17 @@ TASKSET_ID = __name__.split(".")[0]
 
 
 def _episode(env: str, seed: int, protocol: Mapping[str, Any], env_config: Mapping[str, Any]) -> TextEpisode:
-    """The episode of one level; a protocol that shows the model less than the whole chat is refused."""
+    """The episode of one level; a protocol that shows the model less than the whole chat, or pictures, is
+    refused."""
     episode = TextEpisode(env, seed, config=dict(protocol), env_config=dict(env_config))
     if episode.config.context != "full":
         # A verifiers interaction only appends to the chat, so it cannot drop past turns.
         raise ValueError(f"protocol context must be 'full' for verifiers, got {episode.config.context!r}")
+    if not all(isinstance(message["content"], str) for message in episode.messages):
+        # A task's prompt is text: image observations (visual_* presets, observation=image) would pass the
+        # config and fail on the first task.
+        raise ValueError(f"{env} shows the model pictures; the verifiers tasks are text: use a text preset or "
+                         "observation=text")
     return episode
 
 
@@ -67,7 +73,7 @@ class GameTasksetConfig(vf.TasksetConfig):
     """Preset name or registered id (``ragen-eval ls`` lists them)."""
     split: Literal["train", "val", "test"] = "test"
     """Named seed split, as ``ragen-eval --split``."""
-    seed_start: int = Field(0, ge=0)
+    seed_start: int = Field(0, ge=0, lt=SPLIT_SIZE)
     """Index in the split's seed range where the walk starts, as ``ragen-eval --seed-start``."""
     protocol: dict[str, Any] = {}
     """``ProtocolConfig`` fields, as ``ragen-eval --protocol``; ``context`` must stay ``full``."""

@@ -59,6 +59,10 @@ def test_the_python_example_of_the_docs_prints_what_it_shows():
     ({"protocol": {"max_turns": 0}}, "max_turns"),
     ({"env_config": {"dim_room": "big"}}, "dim_room"),
     ({"split": "dev"}, "split"),
+    # these passed validation (and vf-eval --dry-run), then failed on the first task
+    ({"env": "visual_sokoban"}, "shows the model pictures"),
+    ({"protocol": {"observation": "image"}}, "shows the model pictures"),
+    ({"seed_start": 150_000_000}, "seed_start"),
 ])
 def test_bad_settings_are_refused_before_any_task(kwargs, needle):
     with pytest.raises(ValidationError, match=needle):
