@@ -350,13 +350,14 @@ def test_stale_verdicts_are_ignored_and_failed_turns_are_not_paired():
 
 def test_a_local_hf_checkpoint_can_judge_and_its_garbage_costs_only_verdicts(tmp_path, tiny_model_dir, capsys):
     """``--judge-backend hf`` goes through ``make_agent`` like ``--backend hf``; a random tiny model
-    answers no claim JSON, so every judged turn is recorded with an error and the run is unharmed."""
+    answers no claim JSON, so every judged turn is recorded with an error, the run's episodes are unharmed,
+    and the command exits 1: not one turn got a verdict."""
     assert main(["--model", "oracle", "--env", "bandit", "--episodes", "2", "--out", str(tmp_path),
                  "--no-progress"]) == 0
     run = tmp_path / "oracle__builtin__test"
     before = json.loads((run / "summary.json").read_text())
     assert main(["judge", str(run), "--judge-backend", "hf", "--judge-model", str(tiny_model_dir),
-                 "--judge-max-tokens", "8", "--no-progress"]) == 0
+                 "--judge-max-tokens", "8", "--no-progress"]) == 1
     entries = read_jsonl(run / JUDGE_FILE)
     assert len(entries) == 2 and all(e["judge"]["backend"] == "hf" for e in entries)
     assert all(t["error"] and t["claims"] == [] for e in entries for t in e["turns"])
