@@ -19,10 +19,10 @@ certificate is also replayed before it is trusted, so a cache cannot hand out a 
 
 Reading a file: a line holding a ``#`` is a row of a level (standard notation: ``#`` wall, ``@``
 player, ``+`` player on goal, ``$`` box, ``*`` box on goal, ``.`` goal, space, ``-`` or ``_`` floor);
-any other line (a blank line, a ``;`` comment such as Boxoban's ``; 17`` header, a ``Title:`` line)
-ends the level being read. So Boxoban files, most XSB collections and files written by
-:func:`~ragen_envs.sokoban.format_boxoban` read alike. Levels are numbered from 0 in file order; an
-error names the file, the level number and the line where that level starts.
+any other line (a blank line, a ``;`` comment such as Boxoban's ``; 17`` header, a ``Title:`` line,
+even one holding a ``#``) ends the level being read; a UTF-8 byte-order mark is skipped. So Boxoban files,
+most XSB collections and files written by :func:`~ragen_envs.sokoban.format_boxoban` read alike. Levels are
+numbered from 0 in file order; an error names the file, the level number and the line where that level starts.
 """
 
 from __future__ import annotations
@@ -288,7 +288,7 @@ def _no_levels(name: str) -> str:
 def _file_lines(file: Path) -> Iterator[str]:
     """A level file's lines, read one at a time (never the whole file, never a whole overlong line)."""
     try:
-        with file.open(encoding="utf-8") as fh:
+        with file.open(encoding="utf-8-sig") as fh:  # skips a byte-order mark, as Windows editors write
             lineno = 0
             while line := fh.readline(MAX_LINE_CHARS + 2):
                 lineno += 1
@@ -303,12 +303,13 @@ def _file_lines(file: Path) -> Iterator[str]:
 
 
 def _blocks(lines: Iterable[str]) -> Iterator[_Block]:
-    """Split lines into levels: a run of lines holding a ``#`` (and not a ``;`` comment) is one level."""
+    """Split lines into levels: a run of lines holding a ``#`` (and not a ``;`` comment or a ``Key: value`` line
+    such as XSB's ``Title: Level #1``: no row holds a colon) is one level."""
     rows: list[str] = []
     start = number = 0
     for lineno, raw in enumerate(lines, start=1):
         line = raw.rstrip("\r\n")
-        if "#" in line and not line.lstrip().startswith(";"):
+        if "#" in line and ":" not in line and not line.lstrip().startswith(";"):
             if not rows:
                 start = lineno
             rows.append(line)

@@ -88,8 +88,9 @@ def test_index_option_gymnasium_id_and_random_draws(tmp_path):
 
 def test_xsb_and_sok_collections_with_titles_and_comments_and_a_directory(tmp_path):
     levels = _levels(SMALL, 4)
-    xsb = "Title: a test collection\nAuthor: the test\n\n" + "".join(
-        f"; Level {i + 1}\n{format_level(level)}\nTitle: level {i + 1}\n\n" for i, level in enumerate(levels[:2]))
+    # a byte-order mark, and titles holding a "#" right under a level, as XSB collections write them
+    xsb = "\ufeffTitle: a test collection\nAuthor: the test\n\n" + "".join(
+        f"; Level {i + 1}\n{format_level(level)}\nTitle: Level #{i + 1}\n\n" for i, level in enumerate(levels[:2]))
     sok = "\n\n".join(format_level(level) for level in levels[2:]) + "\n"
     _write(tmp_path / "dir" / "a.xsb", xsb)
     _write(tmp_path / "dir" / "b.sok", sok)
