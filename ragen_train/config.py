@@ -405,22 +405,31 @@ def load_config(path: str | Path | None = None, overrides: Sequence[str] = ()) -
     Overrides follow the one grammar of :func:`ragen_envs.overrides.parse_overrides` (dotted keys reach
     into ``protocol`` and ``env_config``, values are YAML scalars).
     """
-    import yaml
-
     values: dict[str, Any] = {}
     if path is not None:
         path = Path(path)
         if not path.is_file():
             raise FileNotFoundError(f"config file {path} is not a file" if path.exists()
                                     else f"config file {path} does not exist")
-        try:
-            loaded = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as error:
-            raise ValueError(f"config file {path} is not valid YAML: {error}") from None
-        if not isinstance(loaded, dict):
-            raise ValueError(f"config file {path} must hold a mapping at the top level, got {type(loaded).__name__}")
-        values.update(loaded)
+        values.update(read_yaml_mapping(path, "config file"))
     return TrainConfig.from_dict(merge_values(values, parse_overrides(overrides)))
+
+
+def read_yaml_mapping(path: Path, what: str) -> dict[str, Any]:
+    """The mapping a YAML file holds (empty: ``{}``); a ValueError naming ``what`` and ``path`` if it is not valid
+    YAML or not a mapping."""
+    import yaml
+
+    try:
+        loaded = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as error:  # told in one line: PyYAML's own message spans several, with a caret
+        mark = getattr(error, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        raise ValueError(f"{what} {path} is not valid YAML ({getattr(error, 'problem', None) or error}{where})") \
+            from None
+    if not isinstance(loaded, dict):
+        raise ValueError(f"{what} {path} must hold a mapping at the top level, got {type(loaded).__name__}")
+    return loaded
 
 
 def save_config(config: TrainConfig, run_dir: str | Path) -> Path:

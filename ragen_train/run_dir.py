@@ -23,7 +23,7 @@ from ragen_envs import get_preset
 from ragen_envs.config_dicts import field_default, non_default_fields
 from ragen_eval.jsonl_store import ExclusiveLock, LockBusyError
 from ragen_train.checkpoint import latest_checkpoint
-from ragen_train.config import TrainConfig, save_config
+from ragen_train.config import TrainConfig, read_yaml_mapping, save_config
 from ragen_train.distributed import DistInfo, broadcast_object
 from ragen_train.run_log import METRICS_FILE, read_metrics
 
@@ -98,8 +98,6 @@ def config_differences(stored: dict[str, Any], config: TrainConfig) -> list[str]
 
 
 def _check_or_write_config(config: TrainConfig, run_dir: Path) -> None:
-    import yaml
-
     try:  # a damaged metrics file is found now, not after the model has loaded
         read_metrics(run_dir / METRICS_FILE)
     except ValueError as exc:
@@ -107,11 +105,10 @@ def _check_or_write_config(config: TrainConfig, run_dir: Path) -> None:
     path = run_dir / CONFIG_FILE
     if path.exists():
         try:
-            stored = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError as exc:
-            raise RunDirError(f"{path} is damaged (not valid YAML: {exc}); restore it or give a new run_name") from None
-        if not isinstance(stored, dict):
-            raise RunDirError(f"{path} is damaged (not a mapping of config fields); restore it or give a new run_name")
+            stored = read_yaml_mapping(path, "the run's config")
+        except ValueError as exc:
+            raise RunDirError(f"{exc}, so the run directory is damaged; restore the file or give a new run_name") \
+                from None
         changes = config_differences(stored, config)
         if changes and not config.allow_config_change:
             raise RunDirError(

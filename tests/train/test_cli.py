@@ -57,7 +57,8 @@ def test_an_unusable_run_directory_is_one_line(capsys, tmp_path):
         (run / "config.yaml").write_text(damaged)
         assert main(["--out", str(tmp_path / "runs"), "run_name=x", "total_steps=1"]) == 2
         err = capsys.readouterr().err.strip()
-        assert err.startswith("ragen-train: error:") and "config.yaml is damaged" in err, err
+        assert err.startswith("ragen-train: error:") and len(err.splitlines()) == 1, err
+        assert f"{run / 'config.yaml'}" in err and "the run directory is damaged" in err, err
         assert (run / "config.yaml").read_text() == damaged
 
 
