@@ -236,4 +236,11 @@ class BaseGame(gym.Env):
         unknown = sorted(set(override or {}) - set(base))
         if unknown:
             raise ValueError(f"unknown {self.name} symbol kind(s) {unknown}; known kinds: {sorted(base)}")
-        return {**base, **(override or {})}
+        merged = {**base, **(override or {})}
+        for kind, symbol in merged.items():  # an empty or spaced symbol draws a grid no one can read back
+            if not isinstance(symbol, str) or not symbol or any(ch.isspace() for ch in symbol):
+                raise ValueError(f"{self.name} symbol for {kind!r} must be a non-empty string without spaces, "
+                                 f"got {symbol!r}")
+        if len(set(merged.values())) != len(merged):
+            raise ValueError(f"{self.name} symbols must all differ, got {merged}")
+        return merged

@@ -37,7 +37,7 @@ def symbol_table(symbols: Mapping[str, str] | None) -> tuple[str, ...]:
         raise ValueError(f"unknown Sokoban symbol kind(s) {unknown}; known kinds: {list(SYMBOL_KINDS)}")
     merged = {**RAGEN_SYMBOLS, **symbols}
     for kind, text in merged.items():
-        if not isinstance(text, str) or not text or "\n" in text or text != text.strip():
+        if not isinstance(text, str) or not text or any(ch.isspace() for ch in text):
             raise ValueError(f"symbol for {kind!r} must be non-empty text without spaces or newlines, got {text!r}")
     if len(set(merged.values())) != len(merged):
         raise ValueError(f"Sokoban symbols must be distinct, got {merged}")

@@ -166,6 +166,8 @@ def test_text_observation_formats_and_symbols():
         env.observation_text("grid", symbols={"box": "#"})
     with pytest.raises(ValueError, match="unknown Sokoban symbol kind"):
         SokobanEnv(symbols={"crate": "C"})
+    with pytest.raises(ValueError, match="without spaces"):  # an inner space once passed
+        env.observation_text("grid", symbols={"wall": "W W"})
 
 
 def test_state_dict_schema():

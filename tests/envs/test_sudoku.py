@@ -112,3 +112,12 @@ def test_the_oracle_answers_in_the_protocol_and_wins():
 def test_bad_configs_are_one_clear_error(bad):
     with pytest.raises(ValueError, match="SudokuConfig"):
         SudokuConfig(**bad)
+
+
+@pytest.mark.parametrize(("symbols", "named"), [({"empty": ""}, "non-empty string without spaces"),
+                                                ({"empty": "a b"}, "non-empty string without spaces")])
+def test_a_symbol_no_one_could_read_back_is_refused(symbols, named):
+    """The shared symbol check of the games built on BaseGame: an empty symbol once drew a grid without its
+    empty cells."""
+    with pytest.raises(ValueError, match=named):
+        TextEpisode("sudoku", 0, {"symbols": symbols})
