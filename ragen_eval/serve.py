@@ -109,7 +109,8 @@ class ServeConfig:
             raise ValueError(f"the request fault rates add up to {total:g}; they are exclusive and must sum to <= 1")
         for name in ("latency", "latency_jitter", "retry_after", "stall_seconds"):
             if not 0.0 <= getattr(self, name) < math.inf:  # "inside the range", so nan is refused like -1 and inf
-                raise ValueError(f"--{name.replace('_', '-')} must be a finite number >= 0, got {getattr(self, name)!r}")
+                raise ValueError(f"--{name.replace('_', '-')} must be a finite number >= 0, "
+                                 f"got {getattr(self, name)!r}")
         if not 0 <= self.port <= 65535:
             raise ValueError(f"--port must be in 0..65535, got {self.port}")
         if self.api_key_env is not None and not self.api_key_env:
