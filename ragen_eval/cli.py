@@ -390,8 +390,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
               f"({stats.turns_per_second:.1f} turns/s, harness CPU {1e3 * stats.cpu_seconds / max(stats.turns, 1):.2f}"
               f" ms/turn), {stats.errors} episodes ended by errors", file=sys.stderr)
     _print_judge_stats(stats.judge)
-    verdict = _error_verdict(run_path, args.max_error_rate)
-    if judge is not None and _judge_verdict(run_path, "ragen-eval evaluate") != EXIT_OK:
+    _, records = load_run(run_path)  # read once for both verdicts
+    verdict = _error_verdict(records, args.max_error_rate)
+    if judge is not None and _judge_verdict(run_path, records, "ragen-eval evaluate") != EXIT_OK:
         return EXIT_RUN_FAILED
     return verdict
 
@@ -414,10 +415,9 @@ def _import_what_the_run_needs(config: EvalConfig, judge: JudgeConfig | None, *,
         importlib.import_module(name)
 
 
-def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
-    """Say on stderr how many of the run's episodes ended in a request error; exit 1 when that is all of
-    them or more than ``max_error_rate``."""
-    _, records = load_run(run_path)
+def _error_verdict(records: list[dict[str, Any]], max_error_rate: float | None) -> int:
+    """Say on stderr how many of the run's episodes (``records``) ended in a request error; exit 1 when that is
+    all of them or more than ``max_error_rate``."""
     errors = Counter(str(r["error"]) for r in records if r.get("error"))
     failed = sum(errors.values())
     if not failed:
@@ -437,10 +437,9 @@ def _error_verdict(run_path: Path, max_error_rate: float | None) -> int:
     return EXIT_RUN_FAILED if over else EXIT_OK
 
 
-def _judge_verdict(run_path: Path, prog: str) -> int:
-    """Exit 1, saying why on stderr, when every turn of the run that asked the judge got no verdict (the run's
-    current verdicts, not this invocation's: a rerun that judges nothing new fails again)."""
-    _, records = load_run(run_path)
+def _judge_verdict(run_path: Path, records: list[dict[str, Any]], prog: str) -> int:
+    """Exit 1, saying why on stderr, when every turn of the run (its ``records``) that asked the judge got no
+    verdict (the run's current verdicts, not this invocation's: a rerun that judges nothing new fails again)."""
     errors, asked = failed_verdicts(load_judgements(run_path, records) or {})
     failed = sum(errors.values())
     if not asked or failed < asked:
@@ -463,7 +462,7 @@ def cmd_judge(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     print(json.dumps(summary, indent=2) if args.json else results_table(summary))
     _print_judge_stats(stats)
-    return _judge_verdict(Path(args.run), "ragen-eval judge")
+    return _judge_verdict(Path(args.run), load_run(args.run)[1], "ragen-eval judge")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
