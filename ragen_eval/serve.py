@@ -42,7 +42,6 @@ import base64
 import binascii
 import hashlib
 import hmac
-import ipaddress
 import json
 import math
 import os
@@ -59,6 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from ragen_envs.server.policy import is_loopback
 from ragen_envs.text.episode import content_text
 
 from ragen_eval.agents.base import Agent, Completion, SamplingParams, UnsupportedInputError
@@ -130,13 +130,8 @@ class ServeConfig:
 
     @property
     def loopback_only(self) -> bool:
-        """Whether ``host`` is reachable from this machine only."""
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:  # a host name other than localhost may resolve anywhere
-            return False
+        """Whether ``host`` is reachable from this machine only (the env servers' rule)."""
+        return is_loopback(self.host)
 
     def fault_rates(self) -> dict[str, float]:
         """The mutually exclusive per-request faults and their probabilities, in the order they are drawn."""
