@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ragen_envs.config_dicts import require_ints
 from ragen_envs.seeding import as_seed
 from ragen_envs.text import TextEpisode
 from ragen_train.rollout import rollout, start_trajectory
@@ -77,8 +78,7 @@ class GameRollout:
 
     def __post_init__(self) -> None:
         # Fail on a bad env, protocol, config or length now, not at the first training step.
-        if isinstance(self.max_seq_len, bool) or not isinstance(self.max_seq_len, int) or self.max_seq_len < 1:
-            raise ValueError(f"GameRollout.max_seq_len must be a positive int, got {self.max_seq_len!r}")
+        require_ints(self, ("max_seq_len",))
         TextEpisode(self.env, 0, self.protocol, self.env_config)
         if dict(self.protocol or {}).get("context", "full") != "full":
             raise ValueError("GameRollout needs the protocol's context='full': each episode is one token sequence")
