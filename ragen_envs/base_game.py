@@ -24,6 +24,7 @@ from ragen_envs.certificate import Certificate
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.rendering import FrameOutput, TileStyle, render_tiles
 from ragen_envs.seeding import as_optional_seed
+from ragen_envs.symbols import merge_symbols
 from ragen_envs.text_game import OBSERVATION_FORMATS
 
 
@@ -58,6 +59,8 @@ class BaseGame(gym.Env):
     rules: ClassVar[str] = ""
     legend: ClassVar[str] = ""
     symbol_sets: ClassVar[Mapping[str, Mapping[str, str]]] = {}
+    #: Characters the cells show besides the symbols (Sudoku's digits): no symbol may hold one.
+    reserved_symbol_chars: ClassVar[str] = ""
     tile_styles: ClassVar[tuple[TileStyle, ...]] = ()
     tile_size: ClassVar[int] = 32
     action_noun: ClassVar[str] = "action id"
@@ -233,14 +236,4 @@ class BaseGame(gym.Env):
     def _symbols(self, base: Mapping[str, str], override: Mapping[str, str] | None) -> dict[str, str]:
         if not self.symbol_sets:  # no cells to draw: symbols are accepted for a uniform signature, and unused
             return {}
-        unknown = sorted(set(override or {}) - set(base))
-        if unknown:
-            raise ValueError(f"unknown {self.name} symbol kind(s) {unknown}; known kinds: {sorted(base)}")
-        merged = {**base, **(override or {})}
-        for kind, symbol in merged.items():  # an empty or spaced symbol draws a grid no one can read back
-            if not isinstance(symbol, str) or not symbol or any(ch.isspace() for ch in symbol):
-                raise ValueError(f"{self.name} symbol for {kind!r} must be a non-empty string without spaces, "
-                                 f"got {symbol!r}")
-        if len(set(merged.values())) != len(merged):
-            raise ValueError(f"{self.name} symbols must all differ, got {merged}")
-        return merged
+        return merge_symbols(self.name, base, override, self.reserved_symbol_chars)

@@ -8,6 +8,7 @@ from fractions import Fraction
 import numpy as np
 
 from ragen_envs.frozen_lake.config import FrozenLakeConfig
+from ragen_envs.symbols import merge_symbols
 
 #: Cell kinds in the order of the observation codes 0..5.
 CELL_KINDS = ("frozen", "hole", "goal", "player", "player_in_hole", "player_on_goal")
@@ -45,19 +46,8 @@ _DESCRIPTIONS = {
 
 
 def resolve_symbols(base: Mapping[str, str], override: Mapping[str, str] | None) -> dict[str, str]:
-    """``base`` with ``override`` applied; unknown kinds, empty or whitespace symbols and clashes raise ValueError."""
-    merged = dict(base)
-    if override:
-        unknown = sorted(set(override) - set(CELL_KINDS))
-        if unknown:
-            raise ValueError(f"unknown FrozenLake symbol kind(s) {unknown}; known kinds: {list(CELL_KINDS)}")
-        merged.update(override)
-    for kind, symbol in merged.items():
-        if not isinstance(symbol, str) or not symbol or any(ch.isspace() for ch in symbol):
-            raise ValueError(f"symbol for {kind!r} must be a non-empty string without spaces, got {symbol!r}")
-    if len(set(merged.values())) != len(merged):
-        raise ValueError(f"FrozenLake symbols must all differ, got {merged}")
-    return merged
+    """``base`` with ``override`` applied, checked by :func:`ragen_envs.symbols.merge_symbols`."""
+    return merge_symbols("FrozenLake", base, override)
 
 
 def cell_separator(symbols: Mapping[str, str]) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from ragen_envs.symbols import merge_symbols
+
 # Cell codes of the observation grid (gym-sokoban's numbering, plus 6 for the player on a target).
 WALL, FLOOR, TARGET, BOX_ON_TARGET, BOX, PLAYER, PLAYER_ON_TARGET = range(7)
 
@@ -27,20 +29,9 @@ _DESCRIPTIONS = {"wall": "wall", "floor": "empty floor", "target": "target (an e
 
 
 def symbol_table(symbols: Mapping[str, str] | None) -> tuple[str, ...]:
-    """The characters of each cell code: RAGEN's vocabulary with ``symbols`` overriding some kinds."""
-    if symbols is None:
-        return tuple(RAGEN_SYMBOLS[k] for k in SYMBOL_KINDS)
-    if not isinstance(symbols, Mapping):
-        raise TypeError(f"symbols must be a mapping of cell kind to text, got {type(symbols).__name__}")
-    unknown = sorted(set(symbols) - set(SYMBOL_KINDS))
-    if unknown:
-        raise ValueError(f"unknown Sokoban symbol kind(s) {unknown}; known kinds: {list(SYMBOL_KINDS)}")
-    merged = {**RAGEN_SYMBOLS, **symbols}
-    for kind, text in merged.items():
-        if not isinstance(text, str) or not text or any(ch.isspace() for ch in text):
-            raise ValueError(f"symbol for {kind!r} must be non-empty text without spaces or newlines, got {text!r}")
-    if len(set(merged.values())) != len(merged):
-        raise ValueError(f"Sokoban symbols must be distinct, got {merged}")
+    """The characters of each cell code: RAGEN's vocabulary with ``symbols`` overriding some kinds, checked by
+    :func:`ragen_envs.symbols.merge_symbols`."""
+    merged = merge_symbols("Sokoban", RAGEN_SYMBOLS, symbols)
     return tuple(merged[k] for k in SYMBOL_KINDS)
 
 

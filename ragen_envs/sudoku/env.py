@@ -61,6 +61,7 @@ class SudokuEnv(BaseGame):
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
     name, config_class = "sudoku", SudokuConfig
     symbol_sets = {"default": {"empty": "."}, "zero": {"empty": "0"}}
+    reserved_symbol_chars = "123456789"
     rules = ("Sudoku: fill the {size}x{size} grid so that every row, every column and every box holds each digit "
              "from 1 to {size} once. {givens} digits are given; the puzzle has exactly one solution.\n"
              "Each action writes one digit into one cell: r2c3=4 writes 4 in row 2, column 3. Writing into a "

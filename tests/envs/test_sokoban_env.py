@@ -162,7 +162,7 @@ def test_text_observation_formats_and_symbols():
     assert aliases["north"] == 0 and aliases["d"] == 1 and aliases["west"] == 2 and aliases["right"] == 3
     with pytest.raises(ValueError, match="unknown observation format"):
         env.observation_text("json")
-    with pytest.raises(ValueError, match="must be distinct"):
+    with pytest.raises(ValueError, match="Sokoban symbols must all differ"):
         env.observation_text("grid", symbols={"box": "#"})
     with pytest.raises(ValueError, match="unknown Sokoban symbol kind"):
         SokobanEnv(symbols={"crate": "C"})

@@ -115,9 +115,20 @@ def test_bad_configs_are_one_clear_error(bad):
 
 
 @pytest.mark.parametrize(("symbols", "named"), [({"empty": ""}, "non-empty string without spaces"),
-                                                ({"empty": "a b"}, "non-empty string without spaces")])
+                                                ({"empty": "a b"}, "non-empty string without spaces"),
+                                                ({"empty": "5"}, "must not hold '5'"),
+                                                ({"empty": "x9"}, "must not hold '9'"),
+                                                ({"hole": "x"}, r"unknown sudoku symbol kind\(s\) \['hole'\]")])
 def test_a_symbol_no_one_could_read_back_is_refused(symbols, named):
     """The shared symbol check of the games built on BaseGame: an empty symbol once drew a grid without its
     empty cells."""
     with pytest.raises(ValueError, match=named):
         TextEpisode("sudoku", 0, {"symbols": symbols})
+
+
+def test_the_zero_set_draws_a_grid_that_reads_back():
+    """"0" is no Sudoku value, so its empty cells stay apart from the digits: the grid reads back cell for cell."""
+    env = ragen_envs.make("sudoku").unwrapped
+    env.reset(seed=3)
+    grid = env.observation_text("grid", symbols={"empty": "0"})
+    assert [int(ch) for ch in grid if not ch.isspace()] == list(env.board) and 0 in env.board

@@ -42,8 +42,8 @@ def test_bad_env_config_is_refused_before_the_run_directory(tmp_path, capsys, ov
 @pytest.mark.parametrize("argv, named", [
     (["--protocol", "symbols.nope=Z"], "--protocol: sokoban cannot be played with it: unknown Sokoban symbol kind(s) "
                                        "['nope']"),
-    (["--protocol", "symbols.wall="], "--protocol: sokoban cannot be played with it: symbol for 'wall' must be "
-                                      "non-empty text"),
+    (["--protocol", "symbols.wall="], "--protocol: sokoban cannot be played with it: Sokoban symbol for 'wall' "
+                                      "must be a non-empty string without spaces"),
     (["--env", "bandit,frozenlake", "--protocol", "symbols.wall=W"], "--protocol: frozenlake cannot be played with it: "
                                                                      "unknown FrozenLake symbol kind(s) ['wall']"),
     (["--agent-seed", "-1"], "--agent-seed must be >= 0, got -1"),
