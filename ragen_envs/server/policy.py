@@ -8,7 +8,8 @@ through :meth:`ClientPolicy.open_episode` and takes the same operator flags
   unless the operator opens them (``--allow-env-config`` opens :data:`DEFAULT_ENV_CONFIG_LIMITS`,
   ``--env-config-limit GAME.FIELD=MAX`` one field). Each open field has a ceiling (a number's largest
   magnitude, a text's or list's longest length), and bounded room sizes and search budgets bound memory.
-  ``protocol`` fields are open within :data:`DEFAULT_PROTOCOL_LIMITS`.
+  ``protocol`` fields are open within :data:`DEFAULT_PROTOCOL_LIMITS`, and a template within
+  :data:`MAX_TEMPLATE_PLACEHOLDERS` placeholders.
 - **Bounded work.** Building an episode (generating a level, certifying a level file) runs under a
   cooperative deadline (:mod:`ragen_envs.deadline`): past ``generation_timeout_s`` the work stops and
   the client gets a 422. At most ``max_concurrent_generations`` builds run at once; a request that
@@ -32,6 +33,7 @@ import math
 import os
 import re
 import secrets
+import string
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -43,6 +45,7 @@ from ragen_envs.registration import PRESETS, Preset, get_preset, make
 from ragen_envs.sokoban.level_files import LEVEL_FILE_SUFFIXES, load_level_set
 from ragen_envs.text.config import ProtocolConfig
 from ragen_envs.text.episode import TextEpisode
+from ragen_envs.text.prompts import TEMPLATE_FIELDS
 
 #: Env-config fields that ``--allow-env-config`` opens, per game (the entry point's class name, lower
 #: case, without ``Env``), each with its ceiling: a number's largest magnitude (``-MAX`` to ``MAX``), or for a
@@ -67,6 +70,10 @@ DEFAULT_PROTOCOL_LIMITS: Mapping[str, float | None] = {
     "intro_template": 8192, "turn_template": 8192, "reward_template": 8192, "feedback_template": 8192,
     "format_think": 8192, "format_no_think": 8192,
 }
+#: Placeholders one client-set template may hold: each one expands to a text of its own (``{rules}`` to the rules,
+#: ``{observation}`` to the state), so without a count an 8 KB template of ``{rules}`` rendered about 600 KB per
+#: prompt. The protocol's own templates hold at most 8.
+MAX_TEMPLATE_PLACEHOLDERS = 32
 #: Env-config fields no client may set: level sets are served by name (``levels``), from the operator's directories.
 CLIENT_FORBIDDEN_FIELDS = frozenset({"levels", "levels_limit"})
 #: The key of protocol ceilings in ``--env-config-limit protocol.FIELD=MAX``.
@@ -303,6 +310,7 @@ class ClientPolicy:
         # A protocol key that is no ProtocolConfig field at all is left to ProtocolConfig's own 400, which names it.
         _check_fields("protocol", {k: v for k, v in (protocol or {}).items() if k in _PROTOCOL_FIELDS},
                       self.protocol_limits, "")
+        _check_placeholders(protocol or {})
         env_config = dict(env_config or {})
         forbidden = sorted(CLIENT_FORBIDDEN_FIELDS & set(env_config))
         if forbidden:
@@ -359,6 +367,21 @@ class ClientPolicy:
             self._levels_lock.release()
         episode.env_config["levels"] = name  # the client's name for it; the server's path stays private
         return episode
+
+
+def _check_placeholders(protocol: Mapping[str, Any]) -> None:
+    """403 for a client's template holding more than :data:`MAX_TEMPLATE_PLACEHOLDERS` placeholders."""
+    for name in sorted(TEMPLATE_FIELDS.keys() & protocol.keys()):
+        template = protocol[name]
+        if not isinstance(template, str):
+            continue  # ProtocolConfig's own check names the type
+        try:
+            count = sum(field_name is not None for _, field_name, _, _ in string.Formatter().parse(template))
+        except ValueError:
+            continue  # not a format string: ProtocolConfig's own check names it
+        if count > MAX_TEMPLATE_PLACEHOLDERS:
+            raise PolicyError(403, f"protocol.{name} holds {count} placeholders; this server renders at most "
+                                   f"{MAX_TEMPLATE_PLACEHOLDERS} per template")
 
 
 def add_policy_arguments(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 from ragen_envs.server import ClientPolicy, EpisodeStore, start_server
 from ragen_envs.server import app as server_app
-from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS, DEFAULT_PROTOCOL_LIMITS
+from ragen_envs.server.policy import DEFAULT_ENV_CONFIG_LIMITS, DEFAULT_PROTOCOL_LIMITS, MAX_TEMPLATE_PLACEHOLDERS
 from ragen_envs.sokoban import SokobanConfig, format_boxoban, generate
 from ragen_envs.sokoban import level_files
 from ragen_envs.text import MAX_REPLY_CHARS, TextEpisode
@@ -123,6 +123,19 @@ def test_a_step_costs_bounded_time_and_an_over_long_reply_is_refused_unplayed(se
     status, body = request(url, "POST", "/step", {"episode_id": episode_id, "reply": "x" * (MAX_REPLY_CHARS + 1)})
     assert status == 413 and f"{MAX_REPLY_CHARS}-character limit" in body["error"]
     assert request(url, "GET", f"/state/{episode_id}")[1]["info"]["turn"] == 1  # the refused reply played no turn
+
+
+def test_a_template_of_many_placeholders_is_refused_before_it_renders(serve):
+    """1,170 ``{rules}`` fit the 8,192-character template ceiling and once made a 1.2 MB reset answer."""
+    url = serve()
+    rules = TextEpisode("sokoban", 0).env.unwrapped.rules_text()
+    status, body = request(url, "POST", "/reset", {"env": "sokoban", "seed": 0,
+                                                   "protocol": {"intro_template": "{rules}" * 1170}})
+    assert status == 403 and body["error"] == ("protocol.intro_template holds 1170 placeholders; this server renders "
+                                               f"at most {MAX_TEMPLATE_PLACEHOLDERS} per template")
+    most = {"intro_template": "{rules}" * MAX_TEMPLATE_PLACEHOLDERS}
+    status, body = request(url, "POST", "/reset", {"env": "sokoban", "seed": 0, "protocol": most})
+    assert status == 200 and body["observation"].count(rules) == MAX_TEMPLATE_PLACEHOLDERS
 
 
 def test_an_answer_is_strict_json_or_a_500(serve):
