@@ -49,7 +49,8 @@ from ragen_eval.leaderboard import build_leaderboard, write_leaderboard
 from ragen_eval.metrics import paired_comparison
 from ragen_eval.results_table import comparison_table, markdown_table, results_table
 from ragen_eval.run_dir import (JUDGE_FILE, SUMMARY_FILE, RunDir, check_judge, check_run_name, episode_key,
-                                load_judgements, load_run, merge_judgements, merge_runs, read_judgements)
+                                level_differences, load_judgements, load_run, merge_judgements, merge_runs,
+                                read_judgements)
 from ragen_eval.run_stats import JudgeStats, RunStats
 from ragen_eval.runner import baseline_configs, configured_agent, play_run
 from ragen_eval.summary import build_summary, summary_of, write_summary
@@ -492,7 +493,8 @@ def _episode_records(spec: str, envs: list[str], records: list[dict[str, Any]], 
     parts = spec[len(env) + 1:].split(":") if env is not None else []
     matches = []
     if 1 <= len(parts) <= 2:
-        # A level played several times (a training step's group, `--samples`) has one record per sample.
+        # A level played several times (a training step's group in ragen-train's saved rollouts) has one record
+        # per sample.
         seed, sample = parts[0], parts[1:]
         matches = [r for r in records if r["env"] == env and str(r["seed"]) == seed
                    and (not sample or str(r.get("sample", 0)) == sample[0])]
@@ -505,7 +507,11 @@ def _episode_records(spec: str, envs: list[str], records: list[dict[str, Any]], 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """Paired significance tests between two runs on the levels both played."""
-    (_, a), (_, b) = load_run(args.run_a), load_run(args.run_b)
+    (config_a, a), (config_b, b) = load_run(args.run_a), load_run(args.run_b)
+    differences = level_differences(config_a, config_b)
+    if differences:
+        raise ValueError("the two runs give the same env names to different levels, so their pairs would not be "
+                         "the same level:\n  " + "\n  ".join(differences))
     result = paired_comparison(a, b)
     if args.json:
         print(json.dumps(result, indent=2))

@@ -70,8 +70,13 @@ def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, An
                          + ", ".join(str(p) for p in summaries))
     loaded = [(Path(p), *load_run(p), summary) for p, summary in summaries.items()]
     envs = list(dict.fromkeys(env for _, c, _, _ in loaded for env in c.envs))
-    randoms = {level_set_key(c): r for _, c, r, _ in loaded
-               if c.model == "random" and c.resolved_backend() == "builtin"}
+    # Every random run on a level set pools into its baseline: `ragen-eval baselines` plays one directory per env.
+    randoms: dict[str, dict[tuple[str, int], bool]] = {}
+    for _, config, records, _ in loaded:
+        if config.model == "random" and config.resolved_backend() == "builtin":
+            baseline = randoms.setdefault(level_set_key(config), {})
+            for r in records:
+                baseline.setdefault((r["env"], int(r["seed"])), bool(r["success"]))
     rows = []
     for path, config, records, summary in loaded:
         overall = summary["overall"]
@@ -100,11 +105,14 @@ def build_leaderboard(summaries: Mapping[str | os.PathLike[str], Mapping[str, An
     return Leaderboard.from_rows(rows, envs)
 
 
-def _p_vs(records: list[dict[str, Any]], baseline: list[dict[str, Any]] | None) -> float | None:
-    if baseline is None:
+def _p_vs(records: list[dict[str, Any]], baseline: dict[tuple[str, int], bool] | None) -> float | None:
+    """McNemar's p of ``records`` against random's successes on the levels both played; None without a
+    baseline, or when ``records`` hold several episodes of a level (ragen-train's saved rollouts), which are no
+    independent pairs."""
+    keys = [(r["env"], int(r["seed"])) for r in records]
+    if baseline is None or len(set(keys)) < len(keys):
         return None
-    base = {(r["env"], r["seed"]): bool(r["success"]) for r in baseline}
-    pairs = [(bool(r["success"]), base[(r["env"], r["seed"])]) for r in records if (r["env"], r["seed"]) in base]
+    pairs = [(bool(r["success"]), baseline[key]) for r, key in zip(records, keys) if key in baseline]
     if not pairs:
         return None
     return mcnemar_test([a for a, _ in pairs], [b for _, b in pairs]).p_value
@@ -178,7 +186,7 @@ def _judge_cells(row: dict[str, Any]) -> list[str]:
 _HEADLINE_NOTES = (
     "Ranked by success averaged over the games. Each game column is the success rate with its Wilson 95% "
     "interval; *format err* is the share of turns whose reply broke the answer format; *think words* the mean "
-    "words inside <think> per turn; *consistency* the share of the thoughts' checkable claims that hold "
+    "words of thought (<think> or the provider's reasoning) per turn; *consistency* the share of the thoughts' checkable claims that hold "
     "(claim_accuracy of docs/consistency.md; - where thoughts make no claims). An asterisk marks an unfinished "
     "run. leaderboard.csv and leaderboard.html hold every column; leaderboard.json every figure."
 )

@@ -17,7 +17,7 @@ from typing import Any
 
 from ragen_envs.certificate import Certificate
 
-from ragen_eval.stats import mcnemar_test, paired_bootstrap, wilson_interval
+from ragen_eval.stats import mcnemar_test, paired_bootstrap, sign_flip_test, wilson_interval
 
 #: Failure categories, in the order used to pick one primary cause for a failed episode: first
 #: what cut the episode short, then what ended the game, then what wasted the budget.
@@ -217,12 +217,14 @@ def _per_turn(per_episode: Sequence[dict[str, Any]], key: str) -> float | None:
 
 def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]],
                       seed: int = 0) -> dict[str, Any]:
-    """Paired tests of run A against run B on the (env, seed) levels both played.
+    """Paired tests of run A against run B on the (env, seed) levels both played, one episode a level.
 
-    Success gets the exact McNemar test, reward the paired bootstrap; per env and overall.
+    Success gets the exact McNemar test; reward the paired bootstrap's interval and the sign-flip test's
+    p-value; per env and overall. A run holding several episodes of one level (ragen-train's saved
+    rollouts, a group of samples per level) is a ValueError: its samples are not independent pairs.
     """
-    a_by_key = {(r["env"], int(r["seed"])): r for r in records_a}
-    b_by_key = {(r["env"], int(r["seed"])): r for r in records_b}
+    a_by_key = _one_episode_a_level(records_a, "A")
+    b_by_key = _one_episode_a_level(records_b, "B")
     shared = [key for key in a_by_key if key in b_by_key]
     if not shared:
         raise ValueError("the two runs share no (env, seed) levels; pairs need the same split and envs")
@@ -242,5 +244,17 @@ def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[d
             "success_b": sum(sb) / len(keys),
             "mcnemar": mcnemar_test(sa, sb).to_dict(),
             "reward_bootstrap": paired_bootstrap(ra, rb, n_resamples=5000, seed=seed).to_dict(),
+            "reward_sign_flip": sign_flip_test(ra, rb, n_resamples=5000, seed=seed).to_dict(),
         }
     return out
+
+
+def _one_episode_a_level(records: Sequence[dict[str, Any]], run: str) -> dict[tuple[str, int], dict[str, Any]]:
+    by_key: dict[tuple[str, int], dict[str, Any]] = {}
+    for record in records:
+        key = (record["env"], int(record["seed"]))
+        if key in by_key:
+            raise ValueError(f"run {run} holds several episodes of level {key[0]}:{key[1]} (samples of one level, "
+                             "as ragen-train saves its rollouts); paired tests take one episode a level")
+        by_key[key] = record
+    return by_key

@@ -62,14 +62,14 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
 
 def comparison_table(result: dict[str, dict[str, Any]]) -> str:
     """The table of a paired comparison (:func:`ragen_eval.metrics.paired_comparison`): one row per
-    env and one for all levels, McNemar on success and the paired bootstrap on reward."""
+    env and one for all levels, McNemar on success, the paired bootstrap's interval and the sign-flip p on reward."""
     rows = [[name, str(r["pairs"]), f"{r['success_a']:.3f}", f"{r['success_b']:.3f}",
              f"{r['mcnemar']['a_only']}/{r['mcnemar']['b_only']}", f"{r['mcnemar']['p_value']:.4g}",
              f"{r['reward_bootstrap']['mean_diff']:+.3f} [{r['reward_bootstrap']['ci_low']:+.3f}, "
-             f"{r['reward_bootstrap']['ci_high']:+.3f}]", f"{r['reward_bootstrap']['p_value']:.4g}"]
+             f"{r['reward_bootstrap']['ci_high']:+.3f}]", f"{r['reward_sign_flip']['p_value']:.4g}"]
             for name, r in result.items()]
     return markdown_table(["env", "pairs", "success A", "success B", "A only/B only", "McNemar p",
-                           "reward A-B [95% CI]", "bootstrap p"], rows)
+                           "reward A-B [95% CI]", "sign-flip p"], rows)
 
 
 def results_table(summary: dict[str, Any]) -> str:

@@ -72,6 +72,21 @@ def level_set_key(config: EvalConfig) -> str:
                                                        "levels_sha256", "levels_limit")})
 
 
+def level_differences(a: EvalConfig, b: EvalConfig) -> list[str]:
+    """Why two runs' shared env names do not stand for the same levels at each seed (empty: they do).
+
+    The same preset under other env-config overrides, or two level sets whose files share a name, give
+    the same ``(env, seed)`` keys to different levels; protocols may differ (that is what a comparison asks).
+    """
+    configs_a, configs_b = a.to_dict()["env_configs"], b.to_dict()["env_configs"]
+    out = [f"{env}: env config {configs_a.get(env, {})} against {configs_b.get(env, {})}"
+           for env in a.envs if env in b.envs and configs_a.get(env, {}) != configs_b.get(env, {})]
+    if set(a.envs) & set(b.envs) and a.levels_sha256 != b.levels_sha256:
+        out.append(f"{a.envs[0]}: two level sets of that name (sha256 {str(a.levels_sha256)[:12]} against "
+                   f"{str(b.levels_sha256)[:12]})")
+    return out
+
+
 def config_digest(config: EvalConfig) -> str:
     """A short digest of everything that decides a run's results (:meth:`EvalConfig.identity`): runs with
     equal digests may share a directory, so the digest can name one."""

@@ -85,13 +85,12 @@ def mcnemar_test(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
 
 @dataclass(frozen=True)
 class BootstrapResult:
-    """Paired bootstrap of the mean difference ``mean(a - b)``."""
+    """Paired bootstrap of the mean difference ``mean(a - b)``: its percentile interval."""
 
     n: int
     mean_diff: float
     ci_low: float
     ci_high: float
-    p_value: float  # two-sided: how often the resampled difference falls on the other side of 0
     n_resamples: int
 
     def to_dict(self) -> dict:
@@ -106,29 +105,72 @@ def paired_bootstrap(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> BootstrapResult:
-    """Paired bootstrap over items for the difference of means of ``a`` and ``b``.
+    """Paired bootstrap over items for the difference of means of ``a`` and ``b``: the percentile interval.
 
     Items (the levels both runs played) are resampled with replacement, keeping each pair
-    together, so level difficulty cancels out. The percentile interval and a two-sided p-value
-    (twice the smaller tail mass at 0, at least ``1 / n_resamples``) are returned.
+    together, so level difficulty cancels out. Its p-value is :func:`sign_flip_test`'s: a bootstrap
+    tail at 0 is empty whenever every difference has one sign, whatever the number of pairs.
     """
-    a_arr, b_arr = _paired_arrays(a, b, float)
-    if a_arr.size == 0:
-        raise ValueError("paired_bootstrap needs at least one pair")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    diff = _finite_differences("paired_bootstrap", a, b, n_resamples)
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    diff = a_arr - b_arr
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, diff.size, size=(n_resamples, diff.size))
     means = diff[idx].mean(axis=1)
     alpha = 1.0 - confidence
     low, high = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return BootstrapResult(int(diff.size), float(diff.mean()), float(low), float(high), n_resamples)
+
+
+#: Up to this many pairs the sign-flip test enumerates every sign pattern (2**16 of them).
+SIGN_FLIP_EXACT_PAIRS = 16
+
+
+@dataclass(frozen=True)
+class SignFlipResult:
+    """Paired sign-flip (permutation) test of ``mean(a - b) == 0``."""
+
+    n: int
+    mean_diff: float
+    p_value: float  # two-sided: the share of sign patterns whose |mean| reaches the observed one
+    exact: bool  # every pattern enumerated; else ``n_resamples`` random ones
+
+    def to_dict(self) -> dict:
+        """JSON-friendly form."""
+        return asdict(self)
+
+
+def sign_flip_test(a: Sequence[float], b: Sequence[float], n_resamples: int = 10_000,
+                   seed: int = 0) -> SignFlipResult:
+    """Two-sided paired permutation test: under the null each pair's difference is as likely negated.
+
+    Exact over all ``2**n`` sign patterns up to :data:`SIGN_FLIP_EXACT_PAIRS` pairs (three pairs of one
+    sign give p = 0.25, as the exact McNemar test does on three discordant levels); beyond, ``n_resamples``
+    random patterns and ``p = (1 + hits) / (1 + n_resamples)``, which never reports a p the draws
+    cannot support.
+    """
+    diff = _finite_differences("sign_flip_test", a, b, n_resamples)
     observed = float(diff.mean())
     if np.all(diff == 0):
-        p = 1.0
-    else:
-        tail = min(np.mean(means <= 0.0), np.mean(means >= 0.0))
-        p = float(min(1.0, max(2.0 * tail, 1.0 / n_resamples)))
-    return BootstrapResult(int(diff.size), observed, float(low), float(high), p, n_resamples)
+        return SignFlipResult(int(diff.size), observed, 1.0, True)
+    # Means that equal the observed one up to rounding count as reaching it.
+    reach = abs(observed) * (1 - 1e-9)
+    if diff.size <= SIGN_FLIP_EXACT_PAIRS:
+        patterns = (np.arange(2**diff.size)[:, None] >> np.arange(diff.size)) & 1
+        means = ((1 - 2 * patterns) * diff).mean(axis=1)
+        return SignFlipResult(int(diff.size), observed, float(np.mean(np.abs(means) >= reach)), True)
+    signs = np.random.default_rng(seed).choice([-1.0, 1.0], size=(n_resamples, diff.size))
+    hits = int(np.sum(np.abs((signs * diff).mean(axis=1)) >= reach))
+    return SignFlipResult(int(diff.size), observed, (1 + hits) / (1 + n_resamples), False)
+
+
+def _finite_differences(name: str, a: Sequence[float], b: Sequence[float], n_resamples: int) -> np.ndarray:
+    a_arr, b_arr = _paired_arrays(a, b, float)
+    if a_arr.size == 0:
+        raise ValueError(f"{name} needs at least one pair")
+    if n_resamples < 1:
+        raise ValueError(f"n_resamples must be >= 1, got {n_resamples}")
+    diff = a_arr - b_arr
+    if not np.all(np.isfinite(diff)):  # a NaN difference fell on neither side of 0 and made p its floor
+        raise ValueError(f"{name} needs finite values; a pair's difference is {diff[~np.isfinite(diff)][0]}")
+    return diff

@@ -90,6 +90,19 @@ def test_compare_runs_on_the_same_levels(tmp_path, capsys):
     assert 0.0 < result["overall"]["mcnemar"]["p_value"] <= 1.0
 
 
+def test_compare_refuses_runs_whose_env_configs_make_other_levels(tmp_path, capsys):
+    """Seed i of a frozen lake at 6x6 is not seed i at 4x4: such runs once paired level i with level i."""
+    for size, model in ((4, "oracle"), (6, "random")):
+        sized = ["--env-config", f"frozenlake:height={size}", "--env-config", f"frozenlake:width={size}"]
+        out = ["--out", str(tmp_path / str(size)), "--no-progress"]
+        assert main(["--model", model, "--env", "frozenlake", "--episodes", "4", *sized, *out]) == 0
+    capsys.readouterr()
+    runs = [next((tmp_path / size).iterdir()) for size in ("4", "6")]
+    assert main(["compare", *map(str, runs)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "frozenlake: env config {'height': 4, 'width': 4} against {'height': 6, 'width': 6}" in err
+
+
 @pytest.fixture(scope="module")
 def played_run(tmp_path_factory) -> Path:
     """A finished oracle run of two Bandit levels, to be copied and damaged."""

@@ -15,6 +15,7 @@ from ragen_eval.cli import evaluate, main, play_baselines
 from ragen_eval.config import EvalConfig
 from ragen_eval.leaderboard import HEADLINE_WIDTH, build_leaderboard, headline_table, load_leaderboard
 from ragen_eval.run_dir import RunDir, load_run
+from ragen_eval.stats import mcnemar_test
 from ragen_eval.summary import summary_of
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,6 +50,20 @@ def test_missing_baselines_are_played_and_ranked(tmp_path, capsys):
     assert (baselines[0] / "episodes.jsonl").read_bytes() == played
     # The leaderboard itself plays nothing: it ranks exactly the runs it is given.
     assert len(_board([tmp_path / "mine"]).rows) == 1
+
+
+def test_random_runs_of_other_envs_on_the_same_levels_pool_into_one_baseline(tmp_path):
+    """`ragen-eval baselines` plays one random run per env; the last one given once stood for every env, so the
+    others' runs had no p-value."""
+    runs = [tmp_path / "oracle-bandit", tmp_path / "random-bandit", tmp_path / "random-frozenlake"]
+    for run in runs:
+        model, env = run.name.split("-")
+        evaluate(EvalConfig(model=model, envs=[env], episodes=16), run, progress=False)
+    for order in (runs, runs[::-1]):
+        p = {(r["model"], tuple(r["per_env"])): r["mcnemar_p_vs_random"] for r in _board(order).rows}
+        oracle, random = [r["success"] for r in load_run(runs[0])[1]], [r["success"] for r in load_run(runs[1])[1]]
+        assert p[("oracle", ("bandit",))] == mcnemar_test(oracle, random).p_value < 0.01
+        assert p[("random", ("bandit",))] == p[("random", ("frozenlake",))] == 1.0
 
 
 def _baselines(capsys, runs, out) -> list[Path]:

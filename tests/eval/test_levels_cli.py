@@ -101,6 +101,21 @@ def test_shards_merge_to_the_unsharded_run_and_compare_pairs_levels(tmp_path, le
     assert result["overall"]["success_a"] == 1.0 > result["overall"]["success_b"]
 
 
+
+def test_compare_refuses_two_level_sets_that_share_a_file_name(tmp_path, level_file, boxoban_levels, capsys):
+    """Both runs call their levels ``levels:000.txt``; level i of one was paired with another level i."""
+    other = tmp_path / "other" / level_file.name
+    other.parent.mkdir()
+    other.write_text(format_boxoban(boxoban_levels[::-1]))
+    assert _eval(tmp_path / "a", level_file) == EXIT_OK and _eval(tmp_path / "b", other, model="random") == EXIT_OK
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a" / RUN), str(tmp_path / "b" / "random__builtin__levels-000.txt")]) \
+        == EXIT_BAD_INPUT
+    out, err = capsys.readouterr()
+    assert out == "" and "ragen-eval compare: error: the two runs give the same env names to different levels" in err
+    assert "levels:000.txt: two level sets of that name" in err
+
+
 def test_a_directory_and_a_limit(tmp_path, boxoban_levels, capsys):
     folder = tmp_path / "set"
     folder.mkdir()

@@ -131,6 +131,10 @@ def test_paired_comparison_pairs_on_env_and_seed():
     assert result["overall"]["mcnemar"]["p_value"] == pytest.approx(2 * 0.5**15)
     with pytest.raises(ValueError, match="share no"):
         paired_comparison(a, [_record(seed=99)])
+    # Four samples of a level (ragen-train's rollouts) once kept only the last of each level, silently.
+    samples = [{**_record(seed=i, success=k != 3), "sample": k} for i in range(4) for k in range(4)]
+    with pytest.raises(ValueError, match="run A holds several episodes of level sokoban:0"):
+        paired_comparison(samples, a)
 
 
 def test_metrics_on_real_oracle_episodes():

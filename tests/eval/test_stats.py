@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from ragen_eval.stats import mcnemar_test, paired_bootstrap, wilson_interval
+from ragen_eval.stats import SIGN_FLIP_EXACT_PAIRS, mcnemar_test, paired_bootstrap, sign_flip_test, wilson_interval
 
 
 @pytest.mark.parametrize(("k", "n", "expected"), [
@@ -88,15 +88,42 @@ def test_paired_bootstrap_is_seeded_and_centred_on_the_mean_difference():
     assert r1.mean_diff == pytest.approx(np.mean(a - b))
     assert r1.ci_low < r1.mean_diff < r1.ci_high
     assert 0.25 < r1.ci_low and r1.ci_high < 0.35  # the std error of the paired mean is about 0.01
-    assert r1.p_value == pytest.approx(1 / 2000)
 
 
-def test_paired_bootstrap_finds_no_difference_between_equal_samples():
+def test_sign_flip_finds_no_difference_between_equal_samples():
     x = np.random.default_rng(0).normal(size=50)
-    result = paired_bootstrap(x, x.copy())
+    result = sign_flip_test(x, x.copy())
     assert result.mean_diff == 0.0 and result.p_value == 1.0
-    noisy = paired_bootstrap(x, np.random.default_rng(1).permutation(x), seed=3)
-    assert noisy.p_value > 0.05
+    noisy = sign_flip_test(x, np.random.default_rng(1).permutation(x), seed=3)
+    assert noisy.p_value > 0.05 and not noisy.exact
+
+
+@settings(max_examples=60, deadline=None)  # scipy enumerates up to 2**16 patterns per example
+@given(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), min_size=2, max_size=SIGN_FLIP_EXACT_PAIRS))
+def test_sign_flip_is_scipys_exact_paired_permutation_test(pairs):
+    a, b = (np.array(side, dtype=float) for side in zip(*pairs))
+    ours = sign_flip_test(a, b)
+    if np.all(a == b):
+        assert ours.p_value == 1.0
+        return
+    theirs = sps.permutation_test((a, b), lambda x, y, axis: np.mean(x - y, axis=axis), vectorized=True,
+                                  permutation_type="samples", n_resamples=np.inf, alternative="two-sided")
+    assert ours.exact and ours.p_value == pytest.approx(theirs.pvalue)
+
+
+def test_few_levels_of_one_sign_are_no_evidence():
+    """Every difference positive once gave the bootstrap's floor p (0.0002 at 5000 resamples) whatever the count;
+    one sign on n levels is 2 / 2**n, as McNemar's exact test says of n discordant levels."""
+    for n in (1, 3, 5):
+        assert sign_flip_test([1.0] * n, [0.0] * n).p_value == pytest.approx(min(1.0, 2 / 2**n))
+        assert sign_flip_test([1.0] * n, [0.0] * n).p_value == mcnemar_test([True] * n, [False] * n).p_value
+
+
+def test_the_sampled_sign_flip_p_counts_the_observed_pattern():
+    diff = np.full(40, 1.0)  # no random pattern reaches it: p is 1 / (1 + n_resamples), never 0
+    result = sign_flip_test(diff, np.zeros(40), n_resamples=999, seed=2)
+    assert not result.exact and result.p_value == pytest.approx(1 / 1000)
+    assert sign_flip_test(diff, np.zeros(40), n_resamples=999, seed=2) == result  # seeded
 
 
 def test_paired_bootstrap_rejects_bad_input():
@@ -106,3 +133,8 @@ def test_paired_bootstrap_rejects_bad_input():
         paired_bootstrap([1.0, 2.0], [1.0])
     with pytest.raises(ValueError, match="n_resamples"):
         paired_bootstrap([1.0], [1.0], n_resamples=0)
+    for test in (paired_bootstrap, sign_flip_test):  # a NaN difference once gave the floor p as if significant
+        with pytest.raises(ValueError, match="finite values"):
+            test([float("nan"), 1.0, 2.0], [0.0, 0.0, 0.0])
+        with pytest.raises(ValueError, match="finite values"):
+            test([float("inf"), 1.0], [float("inf"), 1.0])
