@@ -141,7 +141,7 @@ def _check_same_shape(**tensors: torch.Tensor) -> None:
 
 
 def masked_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -> torch.Tensor:
-    """Shift and scale ``values`` to mean 0, variance 1 over the masked entries (PPO's advantage
+    """Shift and scale ``values`` to mean 0, population variance 1 over the masked entries (PPO's advantage
     normalisation, as verl applies to GAE); unmasked entries become 0."""
     _check_same_shape(values=values, mask=mask)
     m = mask.to(values.dtype)

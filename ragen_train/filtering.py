@@ -51,13 +51,17 @@ class FilterResult:
 
 
 def group_spreads(rewards: np.ndarray) -> np.ndarray:
-    """Population standard deviation of each row of ``rewards`` (``[P groups, N members]``)."""
+    """Population standard deviation of each row of ``rewards`` (``[P groups, N members]``); exactly 0 for a row
+    whose members all agree."""
     rewards = np.asarray(rewards, dtype=np.float64)
     if rewards.ndim != 2 or rewards.shape[0] == 0 or rewards.shape[1] == 0:
         raise ValueError(f"rewards must be a non-empty [groups, members] array, got shape {rewards.shape}")
     if not np.all(np.isfinite(rewards)):
         raise ValueError("rewards contain NaN or infinity")
-    return rewards.std(axis=1)
+    spreads = rewards.std(axis=1)
+    # Rounding in the mean gave six rewards of 0.7 a spread of 1e-16, ranking that group above exact zeros.
+    spreads[np.ptp(rewards, axis=1) == 0] = 0.0
+    return spreads
 
 
 def top_k_groups(spreads: np.ndarray, ratio: float) -> list[int]:
@@ -116,8 +120,6 @@ def select_groups(
         raise ValueError(f"zero_spread_quota must be in [0, 1], got {zero_spread_quota!r}")
     if strategy == "top_k":
         picked = top_k_groups(spreads, keep_ratio)
-        if keep_ratio == 1.0:
-            return FilterResult(tuple(range(num_groups)), tuple(spreads.tolist()), num_groups, 0)
     elif strategy == "top_p":
         picked = top_p_groups(spreads, top_p)
     else:

@@ -58,6 +58,22 @@ def test_drop_zero_spread_keeps_only_disagreeing_groups_and_quota_adds_hardest()
 def test_ratio_one_keeps_everything_including_flat_groups():
     rewards = np.zeros((3, 4))
     assert select_groups(rewards, keep_ratio=1.0).kept == (0, 1, 2)
+    # The flag acts at 1.0 as at any ratio: it once returned every group there.
+    mixed = np.array([[0.0] * 6, [1.0, 0.0] * 3, [0.0] * 6])
+    assert select_groups(mixed, keep_ratio=1.0, drop_zero_spread=True).kept == (1,)
+    assert select_groups(mixed, keep_ratio=1.0, drop_zero_spread=True, zero_spread_quota=0.3).kept == (0, 1)
+
+
+def test_groups_whose_rewards_all_agree_have_no_spread_and_rank_by_index():
+    """Six rewards of 0.7 had a spread of 1.1e-16 from rounding and outranked exactly flat groups."""
+    flat_noisy = [0.7] * 6
+    assert np.std(flat_noisy) > 0  # the rounding this guards against
+    rewards = np.array([[0.0] * 6, flat_noisy, [1.0, 0.0] * 3, [0.0] * 6])
+    assert group_spreads(rewards)[1] == 0.0
+    assert select_groups(rewards, keep_ratio=0.5).kept == (0, 2)
+    agree = np.array([[0.0] * 6, flat_noisy, [0.0] * 6])
+    assert select_groups(agree, strategy="min_p", min_p=0.5).kept == (0, 1, 2)
+    assert select_groups(agree, strategy="top_p", top_p=0.9).kept == (0,)
 
 
 @settings(max_examples=60, deadline=None)
