@@ -249,7 +249,7 @@ def _attempt(config: SokobanConfig, draws: Draws, seed: int) -> SokobanLevel | N
         j = i + draws.below(len(cells) - i)
         cells[i], cells[j] = cells[j], cells[i]
         targets |= 1 << cells[i]
-    search = search_backwards(w, floor, targets, config.search_budget, config.max_pushes)
+    search = search_backwards(w, floor, targets, config.search_budget)
     lo = config.min_pushes
     hi = config.max_pushes if config.max_pushes is not None else 1 << 30
     # Prefer starts with as few boxes already on targets as the search offers (Boxoban's levels

@@ -93,9 +93,18 @@ def test_certificate_lies_in_the_band(seed, lo, width, selection):
                         start_selection=selection)
     level = generate(cfg, seed)
     assert lo <= level.certificate.pushes <= lo + width
+    assert level.certificate.moves == solve(level).moves  # the band filters levels, never shortens searches
     assert level.seed == seed
     board = Board.of(level)
     assert not board.boxes & dead_mask(board.floor, board.targets, level.width)
+
+
+@pytest.mark.parametrize(("max_pushes", "seed"), [(2, 57), (4, 31)])
+def test_a_push_band_keeps_the_certificate_optimal(max_pushes, seed):
+    """A push cap inside the reverse search once certified 12 moves (2 pushes) for a level solved in 10 (4
+    pushes), and handed out a level whose fewest-move solutions lie outside the band."""
+    level = generate({"height": 8, "width": 8, "num_boxes": 2, "max_pushes": max_pushes}, seed)
+    assert level.certificate.moves == solve(level).moves and level.certificate.pushes <= max_pushes
 
 
 def test_generate_accepts_a_dict_and_is_repeatable():

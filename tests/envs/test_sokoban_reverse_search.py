@@ -52,7 +52,7 @@ def test_every_state_distance_is_exact_when_the_search_is_exhaustive():
     level = parse_level(ROOM)
     board = Board.of(level)
     w = level.width
-    search = search_backwards(w, board.floor, board.targets, max_states=10**7, max_pushes=None)
+    search = search_backwards(w, board.floor, board.targets, max_states=10**7)
     assert search.exhausted
     floor_cells = [divmod(i, w) for i in range(level.height * w) if board.floor >> i & 1]
     targets = frozenset(level.targets)
@@ -77,8 +77,8 @@ def test_every_state_distance_is_exact_when_the_search_is_exhaustive():
 def test_budget_stops_at_a_complete_layer():
     level = parse_level("########\n#      #\n# $  $ #\n#  ..  #\n#   @  #\n########")
     board = Board.of(level)
-    full = search_backwards(level.width, board.floor, board.targets, 10**7, None)
-    cut = search_backwards(level.width, board.floor, board.targets, 300, None)
+    full = search_backwards(level.width, board.floor, board.targets, 10**7)
+    cut = search_backwards(level.width, board.floor, board.targets, 300)
     assert not cut.exhausted and cut.states >= 300 and cut.depth < full.depth
     for boxes, records in cut.records.items():
         for moves, pushes, players in records:
