@@ -7,7 +7,7 @@ from typing import Any
 
 from ragen_envs.config_dicts import coerce_config
 from ragen_envs.text.config import ProtocolConfig
-from ragen_envs.text.episode import TextEpisode
+from ragen_envs.text.episode import TextEpisode, check_reply
 
 
 class EpisodeBatch:
@@ -63,6 +63,11 @@ class EpisodeBatch:
                 raise ValueError(f"{name} has {len(values)} entries but {len(active)} episodes are unfinished")
         finish_reasons = finish_reasons if finish_reasons is not None else [None] * len(active)
         reasonings = reasonings if reasonings is not None else [None] * len(active)
+        for k, (response, reasoning) in enumerate(zip(responses, reasonings)):  # all or none of the turns are played
+            try:
+                check_reply(response, reasoning)
+            except TypeError as err:
+                raise TypeError(f"entry {k} (episode {active[k]}): {err}; no episode was stepped") from None
         return [
             self.episodes[i].step(response, finish_reason=finish, reasoning=reasoning)
             for i, response, finish, reasoning in zip(active, responses, finish_reasons, reasonings)

@@ -7,6 +7,7 @@ otherwise from RAGEN's grid-game budgets: 5 turns, up to 5 actions per turn, 10 
 from __future__ import annotations
 
 import copy
+import json
 import math
 import string
 from collections.abc import Mapping
@@ -107,14 +108,17 @@ class ProtocolConfig:
             raise ValueError(f"image_size must be an integer in 8..4096 or None, got {self.image_size!r}")
         if self.image_style not in IMAGE_STYLES:
             raise ValueError(f"image_style must be one of {IMAGE_STYLES}, got {self.image_style!r}")
-        if self.coordinate_base not in (0, 1):
+        # A bool is an int to Python and 1.0 == 1, but from_dict refuses both: a record could not be replayed.
+        if not _is_int(self.coordinate_base) or self.coordinate_base not in (0, 1):
             raise ValueError(f"coordinate_base must be 0 or 1, got {self.coordinate_base!r}")
+        if not isinstance(self.think, bool):  # "no" is truthy: it once turned think mode on
+            raise TypeError(f"think must be True or False, got {self.think!r}")
         if self.context not in CONTEXT_MODES:
             raise ValueError(f"context must be one of {CONTEXT_MODES}, got {self.context!r}")
-        if not isinstance(self.context_k, int) or self.context_k < 0:
+        if not _is_int(self.context_k) or self.context_k < 0:
             raise ValueError(f"context_k must be a non-negative integer, got {self.context_k!r}")
         if self.max_response_chars is not None and (
-            not isinstance(self.max_response_chars, int) or self.max_response_chars < 1
+            not _is_int(self.max_response_chars) or self.max_response_chars < 1
         ):
             raise ValueError(f"max_response_chars must be a positive integer or None, got {self.max_response_chars!r}")
         if not isinstance(self.action_separator, str) or not self.action_separator.strip():
@@ -127,6 +131,12 @@ class ProtocolConfig:
             object.__setattr__(self, "symbols", dict(self.symbols))
         for name, allowed in TEMPLATE_FIELDS.items():
             _check_template(name, getattr(self, name), allowed)
+        if not isinstance(self.extra, Mapping):
+            raise TypeError(f"extra must be a mapping of notes, got {type(self.extra).__name__}")
+        try:  # every episode record holds it
+            json.dumps(self.extra, allow_nan=False)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"extra must hold JSON values only: {err}") from None
 
     def resolved(self, game_defaults: Mapping[str, Any] | None = None) -> ProtocolConfig:
         """A copy with every budget and the observation mode filled in: this config, then the game's (or
@@ -152,6 +162,10 @@ class ProtocolConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> ProtocolConfig:
         """Build from a dict such as ``to_dict()`` wrote; unknown keys are an error, missing ones default."""
         return config_from_dict(cls, data)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_template(name: str, template: Any, allowed: frozenset[str]) -> None:

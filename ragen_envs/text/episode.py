@@ -90,6 +90,14 @@ def _config_dict(game: Any, fallback: Mapping[str, Any] | None) -> dict[str, Any
     return to_jsonable(dict(fallback or {}))
 
 
+def check_reply(response: Any, reasoning: Any = None) -> None:
+    """TypeError unless ``response`` is a string and ``reasoning`` a string or None: what a turn takes."""
+    if not isinstance(response, str):
+        raise TypeError(f"response must be a string, got {type(response).__name__}")
+    if reasoning is not None and not isinstance(reasoning, str):
+        raise TypeError(f"reasoning must be a string or None, got {type(reasoning).__name__}")
+
+
 class TextEpisode:
     """One episode of a game as a multi-turn chat.
 
@@ -233,10 +241,7 @@ class TextEpisode:
         """
         if self.done:
             raise RuntimeError(f"episode already finished ({self.end_reason}); start a new TextEpisode")
-        if not isinstance(response, str):
-            raise TypeError(f"response must be a string, got {type(response).__name__}")
-        if reasoning is not None and not isinstance(reasoning, str):
-            raise TypeError(f"reasoning must be a string or None, got {type(reasoning).__name__}")
+        check_reply(response, reasoning)
         config = self.config
         parsed = parse_response(
             response,

@@ -304,6 +304,12 @@ def test_batch_steps_in_lockstep():
         batch.step(["junk"] * 6)
     with pytest.raises(TypeError):
         batch.step("junk")
+    # A failed request's None once played the turns before it, leaving the batch out of lockstep.
+    with pytest.raises(TypeError, match=r"entry 1 \(episode 4\): response must be a string, got NoneType"):
+        batch.step([answer("Left"), None, answer("Left")])
+    with pytest.raises(TypeError, match="entry 2 .* reasoning must be a string or None"):
+        batch.step([answer("Left")] * 3, reasonings=[None, None, 7])
+    assert [e.turn for e in batch.episodes[3:]] == [1, 1, 1]
     while not batch.done:
         batch.step([answer("Left")] * len(batch.active))
     records = batch.records()
@@ -356,6 +362,22 @@ def test_bad_inputs_raise_clear_errors():
         ProtocolConfig.from_dict({"max_turn": 3})
     config = ProtocolConfig(symbols={"player": "@"}, context="last_k", max_turns=3)
     assert ProtocolConfig.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+
+
+
+@pytest.mark.parametrize(("fields", "named"), [
+    ({"think": "no"}, "think must be True or False"),  # truthy: it once turned think mode on
+    ({"context_k": True}, "context_k must be a non-negative integer"),
+    ({"max_response_chars": True}, "max_response_chars must be a positive integer"),
+    ({"coordinate_base": True}, "coordinate_base must be 0 or 1"),
+    ({"coordinate_base": 1.0}, "coordinate_base must be 0 or 1"),
+    ({"extra": None}, "extra must be a mapping"),
+    ({"extra": {"s": {1}}}, "extra must hold JSON values only"),
+])
+def test_a_config_from_dict_would_refuse_is_refused_when_built(fields, named):
+    """Each was once accepted, played, and written into records that replay() and from_dict then refused."""
+    with pytest.raises((TypeError, ValueError), match=named):
+        ProtocolConfig(**fields)
 
 
 @pytest.mark.parametrize(("field", "template"), [
