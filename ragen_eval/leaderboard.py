@@ -186,9 +186,10 @@ def _judge_cells(row: dict[str, Any]) -> list[str]:
 _HEADLINE_NOTES = (
     "Ranked by success averaged over the games. Each game column is the success rate with its Wilson 95% "
     "interval; *format err* is the share of turns whose reply broke the answer format; *think words* the mean "
-    "words of thought (<think> or the provider's reasoning) per turn; *consistency* the share of the thoughts' checkable claims that hold "
-    "(claim_accuracy of docs/consistency.md; - where thoughts make no claims). An asterisk marks an unfinished "
-    "run. leaderboard.csv and leaderboard.html hold every column; leaderboard.json every figure."
+    "words of thought (<think> or the provider's reasoning) per turn; *consistency* the share of the thoughts' "
+    "checkable claims that hold (claim_accuracy of docs/consistency.md; - where thoughts make no claims). An "
+    "asterisk marks an unfinished run. leaderboard.csv and leaderboard.html hold every column; leaderboard.json "
+    "every figure."
 )
 _NOTES = (
     "Per-env columns are success rates. *success (macro)* averages the envs; *pooled* counts every "
