@@ -79,7 +79,13 @@ def mcnemar_test(a: Sequence[bool], b: Sequence[bool]) -> McNemarResult:
     if d == 0:
         return McNemarResult(int(a_arr.size), 0, 0, 1.0)
     k = min(a_only, b_only)
-    tail = sum(math.comb(d, i) for i in range(k + 1)) / 2**d
+    # The same integers as summing math.comb(d, i), each term from the last: linear in k, not quadratic
+    # (6,000 discordant levels took 0.8 s).
+    term = total = 1
+    for i in range(k):
+        term = term * (d - i) // (i + 1)
+        total += term
+    tail = total / 2**d
     return McNemarResult(int(a_arr.size), a_only, b_only, min(1.0, 2.0 * tail))
 
 
