@@ -82,7 +82,10 @@ class Board:
         return cls("frozenlake", height, width, kinds, bool(state.get("is_slippery", False)))
 
     def cells_of(self, kind: str) -> frozenset[Cell]:
-        """Cells holding ``kind`` (empty for a kind this game does not have)."""
+        """Cells holding ``kind`` (empty for a kind this game does not have). Sokoban's ``floor`` is where one
+        can stand now: no wall and no box (a box's cell was once called an empty cell)."""
+        if kind == "floor" and self.game == "sokoban":
+            return self.kinds["floor"] - self.kinds["box"]
         return self.kinds.get(kind, frozenset())
 
     @property

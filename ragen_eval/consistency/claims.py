@@ -6,10 +6,12 @@ different sources can be matched by string equality. The grammar (0-based ``(row
 - ``at(KIND,r,c)``: a KIND is at cell (r, c) (``at(box,2,3)``: some box is at (2, 3)).
 - ``rel(A,B,DIR)``: some A lies in direction DIR of some B, loosely (``left``: a smaller column, any
   row). ``rel(A,B,DIR,line)``: on the same row/column/diagonal; ``rel(A,B,DIR,n)``: exactly n cells.
-  DIR is up, down, left, right, up-left, up-right, down-left or down-right.
+  DIR is up, down, left, right, up-left, up-right, down-left or down-right. A thing written ``A@r:c``
+  is pinned to the cell the thought named for it (``rel(target@7:5,box@8:6,down-left)``).
 - ``adj(A,B)``: some A is orthogonally next to some B.
 - ``on(A,B)``: an A stands on a B (``on(box,target)``, ``on(player,goal)``, ``on(player,hole)``).
-- ``all_placed``: every box is on a target. ``corner(box)``: some box has walls on two orthogonal sides.
+- ``all_placed``: every box is on a target. ``placed(n)``: exactly n boxes are on targets.
+  ``corner(box)``: some box has walls on two orthogonal sides.
 - ``after(a1,a2,...|CLAIM)``: CLAIM holds after the moves a1, a2, ... (a prediction).
 - ``risk(ARM,high|low)``, ``reward(ARM,high|low)``: ARM has the highest/lowest variance or expected
   reward of the arms (Bandit).
@@ -28,8 +30,9 @@ KINDS = ("position", "relation", "status", "prediction", "bandit")
 GAMES = ("sokoban", "frozenlake", "bandit")
 
 _KIND_BY_HEAD = {"at": "position", "rel": "relation", "adj": "relation", "on": "status", "all_placed": "status",
-                 "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit", "arms": "bandit"}
-_CANONICAL = re.compile(r"^(all_placed|(?:at|rel|adj|on|corner|after|risk|reward|arms)\((.*)\))$")
+                 "placed": "status", "corner": "status", "after": "prediction", "risk": "bandit", "reward": "bandit",
+                 "arms": "bandit"}
+_CANONICAL = re.compile(r"^(all_placed|(?:at|rel|adj|on|placed|corner|after|risk|reward|arms)\((.*)\))$")
 
 
 @dataclass

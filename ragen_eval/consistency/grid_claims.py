@@ -48,18 +48,26 @@ _LIST_GAP = re.compile(r"\s*(?:,|;|&|\band\b|,\s*and\b|\bor\b)\s*(?:(?:the\s+)?(
 _REVERSE_GAP = re.compile(r"\s*(?:,\s*)?(?:which|that)?\s*(?:is|am|has|contains|holds|=|:|-+>|there's|there\s+is|"
                           r"(?:is\s+)?located|"
                           r"(?:is\s+)?also)\s*(?:also\s+)?(?:a|an|the|my|where|some|one)?\s*", re.IGNORECASE)
+_OBJECT_AT_GAP = re.compile(r"\s*,?\s*at\s*", re.IGNORECASE)
 _APPOSITION_GAP = re.compile(r"\s*\(\s*(?:the\s+one\s+)?(?:at|in|on)?\s*", re.IGNORECASE)
 _OBJECT_BEFORE = re.compile(r"(?:\b(?:of|for|from|to|than|beside|besides|near|towards?|onto|into|above|below|"
                             r"under|beneath|left|right|push|pushing|move|moving|past|around|behind)"
                             r"\s+(?:the\s+|a\s+|an\s+|my\s+)?)$", re.IGNORECASE)
+#: A number right before a box mention ("Two boxes are on targets", "2 of the boxes are placed").
+_COUNT_BEFORE = re.compile(rf"\b(?P<n>{NUM})\s+(?:of\s+the\s+)?$", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|nothing)\b|n't\b", re.IGNORECASE)
+#: Moves already made: their result is the state the prompt shows, not a prediction.
+_PAST = re.compile(r"\b(?:were|was|moved|went|stepped|walked)\b|\bi\s+pushed\b", re.IGNORECASE)
+#: Hedged outcomes are no predictions ("moving up might put me at ..."); "if I move up, I will be" is one.
+_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|possibly|could|would|probably)\b", re.IGNORECASE)
 _SPECULATION = re.compile(r"\b(?:if|maybe|might|perhaps|possibly|could|would|suppose|supposing|assume|assuming|"
                           r"imagine|whether|unless|hypothetically|wonder|let's\s+check|want|wanted|need|needs)\b",
                           re.IGNORECASE)
 
-_VERTICAL = r"(?:up|down|above|below|under|underneath|beneath|north|south|upward|downward|upper|lower|top|bottom)"
+# Longer words first, and a word's end after each: "upper" once matched as "up", "underneath" as "under".
+_VERTICAL = r"(?:upward|upper|up|downward|down|above|below|underneath|under|beneath|north|south|lower|top|bottom)"
 _HORIZONTAL = r"(?:left|right|west|east)"
-_DIR_WORD = rf"(?:{_VERTICAL}|{_HORIZONTAL})"
+_DIR_WORD = rf"(?:(?:{_VERTICAL}|{_HORIZONTAL})\b)"
 _DIR_PHRASE = (rf"(?:(?P<prep>to|on|at|in|towards?)\s+(?:the|my|its)\s+)?(?P<d1>{_DIR_WORD})"
                rf"(?:(?:\s*-\s*|\s+and\s+(?:to\s+|on\s+)?(?:the\s+)?|(?<=upper|lower)\s+|(?<=top)\s+|(?<=bottom)\s+)"
                rf"(?P<d2>{_DIR_WORD}))?(?:\s+(?:side|corner))?")
@@ -80,7 +88,7 @@ def _renamed(pattern: str, prefix: str) -> str:
     return pattern.replace("(?P<", f"(?P<{prefix}")
 
 
-_MOTION = re.compile(rf"\b(?:after\s+(?:i\s+)?|if\s+i\s+|once\s+i\s+|when\s+i\s+)?(?:move|moving|moved|go|going|goes|"
+_MOTION = re.compile(rf"\b(?:after\s+(?:i\s+)?|if\s+i\s+|once\s+i\s+|when\s+i\s+)?(?:move|moving|go|going|goes|"
                      rf"step|stepping|push|pushing|walk|walking|head|heading)\s+(?:the\s+box\s+|it\s+)?{_MOVE_SEQ}\b"
                      rf"|\bafter\s+{_renamed(_MOVE_SEQ, 'after_')}\b", re.IGNORECASE)
 _PLAN_REFERENCE = re.compile(r"^(?:so\s+|and\s+)?(?:that|this|these(?:\s+\w+)?\s+moves|doing\s+so|after\s+that|"
@@ -88,7 +96,7 @@ _PLAN_REFERENCE = re.compile(r"^(?:so\s+|and\s+)?(?:that|this|these(?:\s+\w+)?\s
                              r"(?:moves|pushes|steps|actions)|then)\b"
                              r"|\b(?:i|the\s+box|it)\s+(?:will|'ll)\s+(?:then\s+)?(?:be|end\s+up|land)\b"
                              r"|\bi'll\s+(?:then\s+)?(?:be|end\s+up|land)\b", re.IGNORECASE)
-_RESULT = re.compile(r"\b(?:will|'ll|would|should|puts?|takes?|brings?|moves?|lands?|land|ends?\s+up|gets?|leads?|"
+_RESULT = re.compile(r"\b(?:will|'ll|should|puts?|takes?|brings?|moves?|lands?|land|ends?\s+up|gets?|leads?|"
                      r"places?|reach(?:es)?|goes|go|solves?|completes?|pushing|pushes)\b|\bto\s+(?=[(\[]|row)"
                      r"|\bonto\b", re.IGNORECASE)
 _SOLVED = re.compile(r"\b(?:solves?|solved|completes?|completed)\b(?:\s+the\s+(?:puzzle|level|game))?|"
@@ -116,7 +124,8 @@ def _patterns(lex: Lexicon) -> dict[str, re.Pattern[str]]:
     label = r"(?:\s+\(?[GSHFXOP@$.#*+\u221a]\)?(?=[\s,]))?"
     relation = (rf"(?P<subject>{subject}){label}{at1}{copula}{at2}(?:,?\s*which\s+is)?"
                 rf"\s*(?P<mod>directly|straight|immediately|right|just|diagonally|exactly|somewhere)?\s*{distance}"
-                rf"{_DIR_PHRASE}(?:\s*(?:of|from)?\s*(?:the\s+|a\s+|an\s+)?(?P<object>{other}))?"
+                rf"{_DIR_PHRASE}(?:\s*(?:of|from)?\s*(?:the\s+|a\s+|an\s+)?(?P<object>{other})"
+                rf"(?:\s*,?\s*at\s+(?P<coord3>{_renamed(COORD.pattern, 'c3_')}))?)?"
                 rf"(?:\s+and\s+(?:to\s+|on\s+)?(?:the\s+)?(?P<d3>{_DIR_WORD}))?")
     there = (rf"(?:\bthere(?:'s|\s+is|\s+are)\s+(?:a|an|the|one|another|some)?|\band\s+(?:a|an|another))\s*"
              rf"(?P<subject>{subject})\s*"
@@ -190,6 +199,9 @@ def _positions(seg: Segment, lex: Lexicon, base: int, kinds: frozenset[str] | No
                     break
                 opens = mention.start <= _WINDOW and not text[:mention.start].strip(" ,;:")
                 labelled = re.fullmatch(r"\s*[:=]\s*", gap) is not None or (mention.text.lower() == "me" and opens)
+                if mention.is_object and _OBJECT_AT_GAP.fullmatch(gap):
+                    kind, start = mention.kind, mention.start  # "below the box at (2, 3)": the box's cell
+                    break
                 if mention.is_object and not (_APPOSITION_GAP.fullmatch(gap) or labelled):
                     continue
                 if _is_link(gap, mentions, mention.end) or _APPOSITION_GAP.fullmatch(gap):
@@ -241,15 +253,23 @@ def _mode(subject: str, mod: str | None, num: str | None) -> str | None:
 
 
 def _relation_claim(subject: str, obj: str | None, direction: str | None, mode: str | None,
-                    start: int, end: int) -> Claim | None:
+                    start: int, end: int, pins: tuple[tuple[int, int] | None, tuple[int, int] | None] = (None, None)
+                    ) -> Claim | None:
     obj = obj or "player"
-    if direction is None or subject == obj:
+    if direction is None or (subject == obj and None in pins):
         return None
     tail = f",{mode}" if mode else ""
-    return Claim(f"rel({subject},{obj},{direction}{tail})", start=start, end=end)
+    a, b = (kind if cell is None else f"{kind}@{cell[0]}:{cell[1]}" for kind, cell in zip((subject, obj), pins))
+    return Claim(f"rel({a},{b},{direction}{tail})", start=start, end=end)
 
 
-def _relations(seg: Segment, lex: Lexicon) -> Iterator[Claim]:
+def _pinned(text: str | None, base: int) -> tuple[int, int] | None:
+    """The cell a relation names for one of its things ("the box at (8, 6)"), or None."""
+    match = COORD.search(text) if text else None
+    return _cell(match, base) if match else None
+
+
+def _relations(seg: Segment, lex: Lexicon, coordinate_base: int) -> Iterator[Claim]:
     pats = _patterns(lex)
     text, base = seg.text, seg.start
     for name in ("adjacent", "there_adjacent"):
@@ -297,7 +317,12 @@ def _relations(seg: Segment, lex: Lexicon) -> Iterator[Claim]:
                                                                      re.IGNORECASE)
             if bare or (mode is None and re.match(r",?\s*(?:diagonally\s+)?adjacent\b", after, re.IGNORECASE)):
                 mode = "1"
-            claim = _relation_claim(subject, obj, direction, mode, base + m.start(), base + m.end())
+            pins = (None, None)
+            if name == "relation" and obj is not None:  # cells named for both things pin the relation to them
+                pins = (_pinned(m.group("coord") or m.group("coord2"), coordinate_base),
+                        _pinned(m.group("coord3"), coordinate_base))
+                pins = pins if None not in pins else (None, None)
+            claim = _relation_claim(subject, obj, direction, mode, base + m.start(), base + m.end(), pins)
             if claim is not None:
                 yield claim
 
@@ -318,8 +343,13 @@ def _statuses(seg: Segment, lex: Lexicon) -> Iterator[Claim]:
             continue
         what = (link.group("what") or "").lower()
         end = base + m.end() + link.end()
+        count = _COUNT_BEFORE.search(_before(text, m.start()))
         if subject == "box" and (link.group("placed") or what in ("target", "targets", "goal", "goals", "dock")):
-            yield Claim("on(box,target)", start=base + m.start(), end=end)
+            if count:  # "2 boxes are on targets" counts them; once read as "some box is on a target"
+                yield Claim(f"placed({to_int(count.group('n'))})", start=base + m.start() - len(count.group(0)),
+                            end=end)
+            else:
+                yield Claim("on(box,target)", start=base + m.start(), end=end)
         elif subject == "box" and what == "corner":
             yield Claim("corner(box)", start=base + m.start(), end=end)
         elif subject == "player" and what in ("target", "goal", "hole", "start") and lex.game == "sokoban":
@@ -358,9 +388,10 @@ def _predictions(seg: Segment, lex: Lexicon, base: int, default_moves: Sequence[
     else:
         return None
     consequent = text[consequent_at:]
-    if not moves or (needs_result and not _RESULT.search(consequent)) \
-            or re.search(r"\b(?:were|was)\b", text, re.IGNORECASE):
-        return None
+    if not moves or (needs_result and not _RESULT.search(consequent)) or _PAST.search(text):
+        return None  # "I moved left, which put me at (3, 3)" is a claim about the state shown, read as one
+    if _NEGATION.search(consequent) or _HEDGE.search(text):
+        return [], [], moves  # "moving up will not solve it", "moving up might put me at ...": nothing checkable
     pushes = bool(re.search(r"\bpush", text, re.IGNORECASE))
     tag = ",".join(moves)
     sub = Segment(consequent, seg.start + consequent_at)
@@ -443,7 +474,7 @@ def extract_grid_claims(think: str, *, game: str, coordinate_base: int = 0, defa
             for kind, cell, start, end in _positions(seg, lex, coordinate_base):
                 found.append(Claim(f"at({kind},{cell[0]},{cell[1]})", start=seg.start + start,
                                    end=seg.start + end))
-            found.extend(_relations(seg, lex))
+            found.extend(_relations(seg, lex, coordinate_base))
             found.extend(_statuses(seg, lex))
     unique: dict[str, Claim] = {}
     for claim in sorted(found, key=lambda c: c.start):

@@ -32,10 +32,12 @@ Write each claim in this grammar (cells are (row, col), {base_word}, as in the s
   at(KIND,r,c)           a KIND is at cell (r, c)
   rel(A,B,DIR)           an A lies in direction DIR of a B (loosely); rel(A,B,DIR,line) on the same line;
                          rel(A,B,DIR,n) exactly n cells away. DIR: up, down, left, right, up-left,
-                         up-right, down-left, down-right. "me"/"I" is the player.
+                         up-right, down-left, down-right. "me"/"I" is the player. When the thought
+                         names both things' cells, pin them: rel(target@r:c,box@r:c,DIR).
   adj(A,B)               an A is orthogonally next to a B
   on(A,B)                e.g. on(box,target), on(player,goal)
   all_placed             every box is on a target
+  placed(n)              exactly n boxes are on targets
   corner(box)            a box has walls on two orthogonal sides
   after(m1,m2,...|CLAIM) CLAIM holds after the moves m1, m2, ... (up/down/left/right)
   risk(ARM,high|low)     ARM has the highest/lowest variance (Bandit)

@@ -182,6 +182,7 @@ def _by_subject(scores: Sequence[Mapping[str, Any]], form: str) -> dict[str, dic
     verdicts: dict[str, list[bool]] = {}
     for claim in (c for t in turns for c in t["claims"]):
         if claim["canonical"].startswith(form) and claim["verdict"] is not None:
-            verdicts.setdefault(claim["canonical"][len(form):].split(",")[0], []).append(claim["verdict"])
+            thing = claim["canonical"][len(form):].split(",")[0].partition("@")[0]  # a pinned thing is still a thing
+            verdicts.setdefault(thing, []).append(claim["verdict"])
     return {thing: {"n_claims": len(found), "claim_accuracy": _ratio(sum(found), len(found))}
             for thing, found in sorted(verdicts.items())}

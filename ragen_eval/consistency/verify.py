@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,17 @@ def _split_args(inner: str) -> list[str]:
     return [part.strip() for part in inner.split(",")] if inner else []
 
 
+def _relation_cells(board: Board, arg: str) -> tuple[frozenset[Cell], bool]:
+    """The cells a relation's thing may be at: ``kind`` anywhere it is, or ``kind@r:c`` the cell the thought
+    named (the relation is then geometry between the named cells; whether the thing is there is the
+    thought's own ``at`` claim)."""
+    kind, _, pin = arg.partition("@")
+    if not pin:
+        return board.cells_of(kind), False
+    row, _, col = pin.partition(":")
+    return frozenset({(int(row), int(col))}), True
+
+
 def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
     """Verdict of a Sokoban/FrozenLake claim and its cells; ValueError if the claim is malformed."""
     if canonical == "all_placed":
@@ -59,6 +71,10 @@ def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
         later = predict(tuple(m for m in moves.split(",") if m))
         if later is None:
             return None, []
+        if claim == "on(box,target)":  # the box the moves push: a box placed before them does not count
+            pushed = later.cells_of("box") - board.cells_of("box")
+            placed = pushed & later.cells_of("target")
+            return bool(placed), sorted(map(list, placed or pushed))
         return check_grid(claim, later, predict)
     args = _split_args(inner)
     if head == "at":
@@ -67,6 +83,9 @@ def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
     if head == "on":
         both = board.cells_of(args[0]) & board.cells_of(args[1])
         return bool(both), sorted(map(list, both or board.cells_of(args[0])))
+    if head == "placed":
+        placed = board.cells_of("box") & board.cells_of("target")
+        return len(placed) == int(args[0]), sorted(map(list, placed))
     if head == "corner":
         cells = [cell for cell in board.cells_of(args[0]) if _corner(cell, board.cells_of("wall"))]
         return bool(cells), sorted(map(list, cells or board.cells_of(args[0])))
@@ -75,15 +94,15 @@ def check_grid(canonical: str, board: Board, predict: Predictor) -> Verdict:
                     if abs(a[0] - b[0]) + abs(a[1] - b[1]) == 1 for cell in (a, b)}
         return bool(touching), sorted(map(list, touching or board.cells_of(args[1])))
     if head == "rel":
-        a_kind, b_kind, direction = args[0], args[1], args[2]
+        (a_cells, _), (b_cells, b_pinned) = _relation_cells(board, args[0]), _relation_cells(board, args[1])
+        direction = args[2]
         mode = args[3] if len(args) > 3 else None
         if direction not in DIRECTION_DELTAS:
             raise ValueError(f"unknown direction {direction!r} in {canonical!r}")
-        pairs = [(a, b) for a in board.cells_of(a_kind) for b in board.cells_of(b_kind)
-                 if relation_holds(a, b, direction, mode)]
+        pairs = [(a, b) for a in a_cells for b in b_cells if relation_holds(a, b, direction, mode)]
         if pairs:
             return True, [list(pairs[0][0]), list(pairs[0][1])]
-        return False, sorted(map(list, board.cells_of(b_kind)))[:1]
+        return False, sorted(map(list, b_cells))[:1]
     raise ValueError(f"not a grid claim: {canonical!r}")
 
 
@@ -102,7 +121,8 @@ def check_bandit(canonical: str, arms: Sequence[Mapping[str, Any]]) -> bool | No
     if field is None or level not in ("high", "low"):
         raise ValueError(f"not a bandit claim: {canonical!r}")
     values = {arm_key(arm["name"]): float(arm[field]) for arm in arms}
-    if name not in values or max(values.values()) == min(values.values()):
+    # Within 1e-12 is a tie, as the env's best arms count it: 0.3 and 3.0 x 0.1 are one expected reward.
+    if name not in values or math.isclose(max(values.values()), min(values.values()), rel_tol=0, abs_tol=1e-12):
         return None
     pick = max if level == "high" else min
-    return values[name] == pick(values.values())
+    return math.isclose(values[name], pick(values.values()), rel_tol=0, abs_tol=1e-12)

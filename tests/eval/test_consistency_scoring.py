@@ -156,6 +156,58 @@ def test_bandit_ties_are_unverifiable():
     score = score_turn({"state_before": tied, "think": "Dragon pays more on average.", "answer": "dragon"},
                        game="bandit")
     assert verdicts(score) == {"reward(dragon,high)": None}
+    # 0.3 against 3.0 x 0.1 = 0.30000000000000004 is a tie too, as the env's best arms count it (was: true).
+    rounding = {**ARMS, "arms": [{**ARMS["arms"][0], "expected_reward": 0.3},
+                                 {**ARMS["arms"][1], "expected_reward": 3.0 * 0.1}]}
+    score = score_turn({"state_before": rounding, "think": "Dragon pays more on average.", "answer": "dragon"},
+                       game="bandit")
+    assert verdicts(score) == {"reward(dragon,high)": None}
+
+
+# Review findings, each once scored the other way. S1: player (3,4), box (2,2), target (4,2).
+@pytest.mark.parametrize(("think", "answer", "expected"), [
+    # A negated or hedged outcome is no prediction (was: read as the positive one).
+    ("After these moves I will not be at (2, 4).", "Up", {}),
+    ("Moving up won't solve the puzzle.", "Up", {}),
+    ("Moving up might put me at (2, 4).", "Up", {}),
+    ("If I move up, I would be at (2, 4).", "Up", {}),
+    ("If I move up, I will be at (2, 4).", "Up", {"after(up|at(player,2,4))": True}),
+    # A move already made describes the state shown (was: simulated one more step).
+    ("I moved left, so I am at (3, 4).", "Up", {"at(player,3,4)": True}),
+    ("I moved left, which put me at (3, 4).", "Up", {"at(player,3,4)": True}),
+    # A cell written after an object is the object's (was: credited to the subject).
+    ("I am below the box at (2, 2).", "Up", {"rel(player,box,down)": True, "at(box,2,2)": True}),
+    # Cells named for both things pin the relation (was: true if any target lay below any box).
+    ("The target at (4, 2) is directly below the box at (2, 2).", "Up",
+     {"at(target,4,2)": True, "rel(target@4:2,box@2:2,down,line)": True, "at(box,2,2)": True}),
+    ("The target at (4, 2) is to the right of the box at (2, 2).", "Up",
+     {"at(target,4,2)": True, "rel(target@4:2,box@2:2,right)": False, "at(box,2,2)": True}),
+    # "upper"/"underneath" were read as "up"/"under" plus noise.
+    ("The target is to the upper left of the box.", "Up", {"rel(target,box,up-left)": False}),
+    ("The target is underneath the box.", "Up", {"rel(target,box,down)": True}),
+    # A count is checked (was: "some box is on a target").
+    ("Two boxes are on targets.", "Up", {"placed(2)": False}),
+    ("No box is on a target. Zero boxes are placed.", "Up", {"placed(0)": True}),
+    # A box's cell is no empty cell (was: floor included the boxes).
+    ("(2, 2) is an empty cell.", "Up", {"at(floor,2,2)": False}),
+    ("(2, 3) is an empty cell.", "Up", {"at(floor,2,3)": True}),
+])
+def test_review_cases_score_as_the_state_says(think, answer, expected):
+    score = score_turn({"state_before": S1, "think": think, "answer": answer}, game="sokoban")
+    assert verdicts(score) == expected
+
+
+def test_a_pushed_box_must_land_on_the_target_itself():
+    """With one box already placed, "pushing left puts the box on the target" was true whatever the push did."""
+    rows = ["########", "#    * #", "#  . $@#", "########"]
+    state = {"game": "sokoban", "height": 4, "width": 8, "rows": rows, "player": [2, 6], "boxes": [[1, 5], [2, 5]],
+             "targets": [[1, 5], [2, 3]], "walls": [[r, c] for r in range(4) for c in range(8) if rows[r][c] == "#"]}
+    think = "Pushing left puts the box on the target."
+    short = score_turn({"state_before": state, "think": think, "answer": "Left"}, game="sokoban")
+    assert verdicts(short) == {"after(left|on(box,target))": False}  # the box moves to (2,4), not a target
+    far = score_turn({"state_before": state, "think": "After these moves the box will be on the target.",
+                      "answer": "Left || Left"}, game="sokoban")
+    assert verdicts(far) == {"after(left,left|on(box,target))": True}
 
 
 def test_aggregate_matches_hand_computed_figures():

@@ -88,9 +88,12 @@ def test_placed_boxes_are_counted_not_listed() -> None:
     turn = {"state_before": before, "state_after": after, "think": thought, "actions_parsed": ["Up", "Left", "Down"],
             "actions_executed": ["Up", "Left", "Down"], "infos": []}
     assert {c["canonical"]: c["verdict"] for c in score_turn(turn, game="sokoban")["claims"]} == {
-        "at(player,2,3)": True, "at(box,2,2)": True, "at(target,3,2)": True, "on(box,target)": True,
+        "at(player,2,3)": True, "at(box,2,2)": True, "at(target,3,2)": True, "placed(1)": True,
         "rel(target,box,down,line)": True, "after(up,left,down|at(player,2,2))": True,
         "after(up,left,down|all_placed)": True}
+    # The count is checked: the same thought with "Two boxes" is false, where "on(box,target)" called it true.
+    wrong = {**turn, "think": thought.replace("One box is on a target", "Two boxes are on targets")}
+    assert {c["canonical"]: c["verdict"] for c in score_turn(wrong, game="sokoban")["claims"]}["placed(2)"] is False
 
 
 def test_a_slippery_lake_thought_places_me_and_the_goal_and_predicts_nothing() -> None:
