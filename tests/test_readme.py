@@ -57,7 +57,8 @@ def _documented_commands(program: str) -> list[tuple[str, str]]:
             if block.language not in ("bash", "sh", ""):
                 continue
             for line in block.code.replace("\\\n", " ").splitlines():
-                command = line.split("&&")[-1].split(" #")[0].strip().removesuffix("&").strip()
+                # "cmd || echo ..." runs cmd; what follows || is the shell's fallback, not the CLI's
+                command = line.split("&&")[-1].split(" #")[0].split("||")[0].strip().removesuffix("&").strip()
                 command = re.sub(r"\s+\d?>>?\s*\S+", "", command)  # a redirection is the shell's, not the CLI's
                 words = command.split()
                 if not words or words[0] != program or words[1:2] and words[1].endswith(":"):
