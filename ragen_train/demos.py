@@ -26,6 +26,7 @@ import numpy as np
 
 from ragen_envs.config_dicts import coerce_config, non_default_fields, require_ints
 from ragen_envs.progress import Progress
+from ragen_envs.registration import get_preset
 from ragen_envs.splits import SPLIT_OFFSETS, SPLIT_SIZE, LevelSplitter
 from ragen_envs.text import ProtocolConfig, TextEpisode, format_reply, oracle_actions, random_actions
 
@@ -80,6 +81,14 @@ class DemoConfig:
         require_ints(self, ("seed", "detour_turns"), minimum=0)
         if not isinstance(self.answer_space, bool):
             raise ValueError(f"answer_space must be true or false, got {self.answer_space!r}")
+        # A demonstration is one growing chat, as ragen-eval feeds the model only with the full history.
+        if self.protocol.context != "full":
+            raise ValueError(f"protocol.context must be 'full' for demonstrations (each is one growing chat, as "
+                             f"training builds it), got {self.protocol.context!r}")
+        observation = self.protocol.observation or _preset_observation(self.env) or "text"
+        if observation != "text":
+            raise ValueError(f"{self.env!r} shows the model {observation} observations; demonstrations are text "
+                             "chats (protocol observation=text)")
         # the game is known by its state (docs/interfaces.md), so one level is drawn to ask
         if self.detour_turns and TextEpisode(self.env, 0, None, self.env_config or None).game.state_dict().get(
                 "game") != "sokoban":
@@ -94,6 +103,14 @@ class DemoConfig:
             if not values[name]:
                 del values[name]
         return values
+
+
+def _preset_observation(env: str) -> str | None:
+    """The observation mode a preset sets in its protocol defaults; None for an env that is no preset."""
+    try:
+        return get_preset(env).protocol.get("observation")
+    except ValueError:  # a Gymnasium id registered outside the presets: text, as TextEpisode plays it
+        return None
 
 
 @dataclass
