@@ -6,6 +6,8 @@ and the openai backend (httpx and openai, the ``[eval]`` extra) here, on first u
 
 from __future__ import annotations
 
+import inspect
+
 from typing import Any
 
 from ragen_eval.agents.base import Agent, Completion, SamplingParams
@@ -56,6 +58,10 @@ def make_agent(
         except ImportError as exc:
             raise RuntimeError(f"the hf backend (and --model default) needs torch and transformers ({exc}); "
                                "install them with: bash scripts/install.sh") from None
+        known = set(inspect.signature(HFAgent).parameters) - {"model_path"}
+        unknown = sorted(set(model_args or {}) - known)
+        if unknown:  # once a TypeError traceback from HFAgent.__init__
+            raise ValueError(f"unknown --model-args {unknown} for the hf backend; it takes {sorted(known)}")
         return HFAgent(resolve_model_path(model), **{"seed": seed, **(model_args or {})})
     raise ValueError(f"unknown backend {backend!r}; choose builtin, openai, vllm or hf")
 

@@ -102,6 +102,15 @@ class HFAgent:
             raise ValueError(f"threads must be >= 1, got {threads}")
         if prefix_cache_tokens < 0:
             raise ValueError(f"prefix_cache_tokens must be >= 0, got {prefix_cache_tokens}")
+        # Checked before loading: each once failed inside torch with a traceback (exit 1, not 2).
+        if dtype is not None and not isinstance(getattr(torch, str(dtype), None), torch.dtype):
+            raise ValueError(f"dtype must name a torch dtype (float32, bfloat16, float16, ...), got {dtype!r}")
+        try:
+            kind = torch.device(device).type
+        except (RuntimeError, TypeError):
+            raise ValueError(f"device={device!r} is not a torch device (cpu, cuda, cuda:1, mps, ...)") from None
+        if kind == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device={device!r} but CUDA is not available to this torch")
         self.name = str(model_path)
         self.model_path = str(model_path)
         self.device = device
@@ -253,6 +262,7 @@ class HFAgent:
     def _generate_with_images(self, request: _Request) -> list[Completion]:
         """Worker thread: ``n`` samples from the vision-language model, each from its own seeded RNG state."""
         import torch
+        from transformers import GenerationConfig
 
         # A copy: the processor rewrites content parts in place, which would change the caller's chat (and
         # so the next request's seed key).
@@ -261,10 +271,13 @@ class HFAgent:
             return_tensors="pt").to(self.device)
         prompt_tokens = int(inputs["input_ids"].shape[1])
         s = request.sampling
+        # The run's settings alone, as the text path samples: a checkpoint's own generation defaults (top_k,
+        # repetition_penalty, ...) once applied here too, so top_k=1 there made sampling greedy.
         options: dict[str, Any] = {"max_new_tokens": s.max_tokens, "pad_token_id": self._pad_id,
-                                   "eos_token_id": sorted(self._eos_ids)}
+                                   "eos_token_id": sorted(self._eos_ids), "top_k": 0}
         options.update({"do_sample": True, "temperature": s.temperature, "top_p": s.top_p} if s.temperature > 0
                        else {"do_sample": False})
+        settings = GenerationConfig(**options)
         completions = []
         previous = torch.get_num_threads()
         torch.set_num_threads(self.threads)
@@ -274,7 +287,7 @@ class HFAgent:
                 # fork_rng: the sample's seed drives generate's sampling without touching the global RNG.
                 with torch.random.fork_rng(devices=[]), torch.no_grad():
                     torch.manual_seed(int.from_bytes(seed[:8], "little") >> 1)
-                    output = self.model.generate(**inputs, **options)
+                    output = self.model.generate(**inputs, generation_config=settings)
                 tokens = output[0, prompt_tokens:].tolist()
                 stopped = bool(tokens) and tokens[-1] in self._eos_ids
                 completions.append(Completion(

@@ -64,6 +64,23 @@ def test_replies_are_reproducible_and_counted(vision_agent):
         assert completion.finish_reason == "stop" or completion.completion_tokens == 12
 
 
+def test_a_checkpoints_own_sampling_defaults_do_not_reach_the_run(vision_dir, tmp_path):
+    """A generation_config with top_k=1 (as some instruct releases ship) once made T=1 sampling greedy."""
+    import shutil
+
+    from ragen_eval.agents.hf_agent import HFAgent
+
+    greedy_defaults = tmp_path / "vlm"
+    shutil.copytree(vision_dir, greedy_defaults)
+    path = greedy_defaults / "generation_config.json"
+    saved = json.loads(path.read_text()) if path.exists() else {}
+    path.write_text(json.dumps({**saved, "top_k": 1, "do_sample": True}))
+    sampling = SamplingParams(temperature=1.0, max_tokens=12, seed=5)
+    replies = asyncio.run(HFAgent(str(greedy_defaults)).act(TextEpisode("visual_frozenlake", 3).messages, n=4,
+                                                             sampling=sampling))
+    assert len({r.text for r in replies}) > 1
+
+
 def test_the_tiny_vision_model_plays_a_visual_preset_end_to_end(vision_dir, tmp_path):
     code = main(["--backend", "hf", "--model", str(vision_dir), "--env", "visual_sokoban", "--episodes", "2",
                  "--max-tokens", "16", "--out", str(tmp_path), "--run-name", "vlm", "--no-progress"])

@@ -132,6 +132,26 @@ def test_a_key_like_server_arg_is_never_stored(tmp_path, capsys):
     assert len(read_jsonl(run / EPISODES_FILE)) == 2
 
 
+@pytest.mark.parametrize(("arg", "message"), [
+    ("device=cuda", "device='cuda' but CUDA is not available"),
+    ("device=gpu0", "device='gpu0' is not a torch device"),
+    ("dtype=bfloat17", "dtype must name a torch dtype"),
+    ("attn_implementation=flash_attention_2", "unknown --model-args ['attn_implementation'] for the hf backend"),
+])
+def test_bad_hf_model_args_are_one_line_and_exit_2(arg, message, tmp_path, capsys):
+    """Each was once a traceback from torch or HFAgent.__init__ with exit status 1."""
+    pytest.importorskip("torch")
+    if arg == "device=cuda":
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("CUDA is there")
+    assert main(["--model", "default", "--env", "bandit", "--episodes", "2", "--model-args", arg, "--out",
+                 str(tmp_path / "runs"), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and not (tmp_path / "runs").exists()
+
+
 def test_a_secret_in_model_args_is_never_printed(tmp_path, capsys):
     # Before, --print-config (and config.json, and every episode's run_identity) held the token as given.
     assert main(["--model", "org/model", "--backend", "hf", "--model-args", f"token={SECRET}", "--model-args",
