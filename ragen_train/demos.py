@@ -85,10 +85,6 @@ class DemoConfig:
         if self.protocol.context != "full":
             raise ValueError(f"protocol.context must be 'full' for demonstrations (each is one growing chat, as "
                              f"training builds it), got {self.protocol.context!r}")
-        observation = self.protocol.observation or _preset_observation(self.env) or "text"
-        if observation != "text":
-            raise ValueError(f"{self.env!r} shows the model {observation} observations; demonstrations are text "
-                             "chats (protocol observation=text)")
         # the game is known by its state (docs/interfaces.md), so one level is drawn to ask
         if self.detour_turns and TextEpisode(self.env, 0, None, self.env_config or None).game.state_dict().get(
                 "game") != "sokoban":
@@ -104,13 +100,14 @@ class DemoConfig:
                 del values[name]
         return values
 
-
-def _preset_observation(env: str) -> str | None:
-    """The observation mode a preset sets in its protocol defaults; None for an env that is no preset."""
-    try:
-        return get_preset(env).protocol.get("observation")
-    except ValueError:  # a Gymnasium id registered outside the presets: text, as TextEpisode plays it
-        return None
+    @property
+    def observation(self) -> str:
+        """What the demonstrations show the model: the protocol's ``observation``, else the preset's, else text."""
+        try:
+            preset = get_preset(self.env).protocol.get("observation")
+        except ValueError:  # a Gymnasium id registered outside the presets: text, as TextEpisode plays it
+            preset = None
+        return self.protocol.observation or preset or "text"
 
 
 @dataclass

@@ -98,6 +98,10 @@ class SFTConfig:
         self.demos = [config_from_dict(DemoConfig, d) if isinstance(d, dict) else d for d in self.demos]
         if not self.demos or not all(isinstance(d, DemoConfig) for d in self.demos):
             raise ValueError("SFTConfig.demos must be one or more DemoConfig")
+        for demos in self.demos:  # the chat template gets text; a picture once failed inside Jinja
+            if demos.observation != "text":
+                raise ValueError(f"{demos.env!r} shows the model {demos.observation} observations; SFT trains on "
+                                 "text chats (protocol observation=text)")
         require_ints(self, ("epochs", "batch_size", "max_seq_len", "tiny_hidden_size", "tiny_num_layers",
                             "checkpoint_every", "log_every"))
         # ranges checked as "inside", so nan and inf are refused before anything is written

@@ -52,7 +52,7 @@ def test_the_console_command_says_one_line_and_makes_nothing(tmp_path: Path) -> 
     # Once trained on the full history, while ragen-eval would show the model a window of it.
     (["--protocol", "context=last_k"], "protocol.context must be 'full' for demonstrations"),
     # Once a Jinja TypeError from inside the chat template.
-    (["--env", "visual_sokoban"], "'visual_sokoban' shows the model image observations"),
+    (["--env", "visual_sokoban"], "'visual_sokoban' shows the model image observations; SFT trains on text"),
 ])
 def test_bad_input_is_one_line_before_any_output(argv: list[str], named: str, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture) -> None:
