@@ -13,6 +13,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from ragen_eval.devices import torch_device
+
 
 @dataclass(frozen=True)
 class DistInfo:
@@ -32,29 +34,6 @@ class DistInfo:
     def distributed(self) -> bool:
         """More than one process."""
         return self.world_size > 1
-
-
-def torch_device(device: str, local_rank: int | None = None) -> torch.device:
-    """The torch device ``device`` names; with ``local_rank`` (a ``torchrun`` process) any ``cuda`` means
-    ``cuda:local_rank``. A ValueError when the name is not a device or the device is not available, so a run fails
-    before it writes anything."""
-    try:
-        dev = torch.device(device)
-    except RuntimeError as error:  # torch's own words name the accepted device types
-        raise ValueError(f"device={device!r} is not a torch device: {error}") from None
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but CUDA is not available")
-        if local_rank is not None:
-            return torch.device("cuda", local_rank)
-        if dev.index is not None and dev.index >= torch.cuda.device_count():
-            raise ValueError(f"device={device!r} but only {torch.cuda.device_count()} CUDA device(s) are visible")
-    elif dev.type != "cpu":
-        try:  # mps, xpu, ...: a tensor there is the one check every backend answers
-            torch.empty(0, device=dev)
-        except (RuntimeError, AssertionError) as error:
-            raise ValueError(f"device={device!r} is not available: {error}") from None
-    return dev
 
 
 def init_distributed(device: str = "cpu") -> DistInfo:

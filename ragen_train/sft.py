@@ -38,9 +38,9 @@ from ragen_envs.cli_flags import GivenOnce
 from ragen_envs.config_docs import config_help, field_docs, game_config_help
 from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag, parse_game_flag
+from ragen_eval.devices import torch_device
 from ragen_eval.embedded_model import resolve_model_path
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
-from ragen_train.distributed import torch_device
 from ragen_train.loss import aggregate, token_logprobs
 from ragen_train.policy import load_tokenizer
 from ragen_train.rollout import append_turn, encode_text, env_turn_text, render_chat, start_trajectory

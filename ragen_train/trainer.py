@@ -36,6 +36,7 @@ from ragen_envs import split_seeds
 from ragen_eval.agents.base import SamplingParams
 from ragen_eval.cli import evaluate as run_eval
 from ragen_eval.config import EvalConfig
+from ragen_eval.devices import torch_device
 from ragen_eval.embedded_model import resolve_model_path
 from ragen_eval.jsonl_store import rewrite_jsonl
 from ragen_eval.metrics import headline_metrics
@@ -60,7 +61,6 @@ from ragen_train.distributed import (
     barrier,
     init_distributed,
     shutdown,
-    torch_device,
 )
 from ragen_train.filtering import FilterResult, select_by_game, select_groups
 from ragen_train.loss import (

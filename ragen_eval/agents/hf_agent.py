@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragen_eval.agents.base import Completion, SamplingParams, UnsupportedInputError, require_replies
+from ragen_eval.devices import torch_device
 
 if TYPE_CHECKING:
     from ragen_envs.text import TextEpisode
@@ -105,12 +106,7 @@ class HFAgent:
         # Checked before loading: each once failed inside torch with a traceback (exit 1, not 2).
         if dtype is not None and not isinstance(getattr(torch, str(dtype), None), torch.dtype):
             raise ValueError(f"dtype must name a torch dtype (float32, bfloat16, float16, ...), got {dtype!r}")
-        try:
-            kind = torch.device(device).type
-        except (RuntimeError, TypeError):
-            raise ValueError(f"device={device!r} is not a torch device (cpu, cuda, cuda:1, mps, ...)") from None
-        if kind == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} but CUDA is not available to this torch")
+        torch_device(device)
         self.name = str(model_path)
         self.model_path = str(model_path)
         self.device = device
