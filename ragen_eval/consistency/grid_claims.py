@@ -58,9 +58,10 @@ _COUNT_BEFORE = re.compile(rf"\b(?P<n>{NUM})\s+(?:of\s+the\s+)?$", re.IGNORECASE
 _NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|nothing)\b|n't\b", re.IGNORECASE)
 #: Moves already made: their result is the state the prompt shows, not a prediction.
 _PAST = re.compile(r"\b(?:were|was|moved|went|stepped|walked)\b|\bi\s+pushed\b", re.IGNORECASE)
+_HEDGES = r"maybe|might|perhaps|possibly|could|would"
 #: Hedged outcomes are no predictions ("moving up might put me at ..."); "if I move up, I will be" is one.
-_HEDGE = re.compile(r"\b(?:maybe|might|perhaps|possibly|could|would|probably)\b", re.IGNORECASE)
-_SPECULATION = re.compile(r"\b(?:if|maybe|might|perhaps|possibly|could|would|suppose|supposing|assume|assuming|"
+_HEDGE = re.compile(rf"\b(?:{_HEDGES}|probably)\b", re.IGNORECASE)
+_SPECULATION = re.compile(rf"\b(?:if|{_HEDGES}|suppose|supposing|assume|assuming|"
                           r"imagine|whether|unless|hypothetically|wonder|let's\s+check|want|wanted|need|needs)\b",
                           re.IGNORECASE)
 
