@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ragen_eval.metrics import episodes_by_level
 from ragen_eval.results_table import CONSISTENCY_COLUMNS, JUDGE_COLUMNS, fmt, markdown_table
 from ragen_eval.run_dir import level_set_key, load_run
 from ragen_eval.stats import mcnemar_test
@@ -109,10 +110,13 @@ def _p_vs(records: list[dict[str, Any]], baseline: dict[tuple[str, int], bool] |
     """McNemar's p of ``records`` against random's successes on the levels both played; None without a
     baseline, or when ``records`` hold several episodes of a level (ragen-train's saved rollouts), which are no
     independent pairs."""
-    keys = [(r["env"], int(r["seed"])) for r in records]
-    if baseline is None or len(set(keys)) < len(keys):
+    if baseline is None:
         return None
-    pairs = [(bool(r["success"]), baseline[key]) for r, key in zip(records, keys) if key in baseline]
+    try:
+        by_level = episodes_by_level(records, "")
+    except ValueError:
+        return None
+    pairs = [(bool(r["success"]), baseline[key]) for key, r in by_level.items() if key in baseline]
     if not pairs:
         return None
     return mcnemar_test([a for a, _ in pairs], [b for _, b in pairs]).p_value

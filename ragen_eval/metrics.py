@@ -223,8 +223,8 @@ def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[d
     p-value; per env and overall. A run holding several episodes of one level (ragen-train's saved
     rollouts, a group of samples per level) is a ValueError: its samples are not independent pairs.
     """
-    a_by_key = _one_episode_a_level(records_a, "A")
-    b_by_key = _one_episode_a_level(records_b, "B")
+    a_by_key = episodes_by_level(records_a, "A")
+    b_by_key = episodes_by_level(records_b, "B")
     shared = [key for key in a_by_key if key in b_by_key]
     if not shared:
         raise ValueError("the two runs share no (env, seed) levels; pairs need the same split and envs")
@@ -249,7 +249,9 @@ def paired_comparison(records_a: Sequence[dict[str, Any]], records_b: Sequence[d
     return out
 
 
-def _one_episode_a_level(records: Sequence[dict[str, Any]], run: str) -> dict[tuple[str, int], dict[str, Any]]:
+def episodes_by_level(records: Sequence[dict[str, Any]], run: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """``records`` by their level ``(env, seed)``; a ValueError when one level has several episodes (samples),
+    which are no independent pairs."""
     by_key: dict[tuple[str, int], dict[str, Any]] = {}
     for record in records:
         key = (record["env"], int(record["seed"]))
