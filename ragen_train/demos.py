@@ -195,9 +195,10 @@ def detour_moves(episode: TextEpisode, turns: int, rng: np.random.Generator) -> 
     """
     config, state = episode.config, episode.game.state_dict()
     per_turn = config.max_actions_per_turn
-    most = min(turns * per_turn, episode.actions_left // 2)  # moves, out and back
-    turns = min(turns, config.max_turns - episode.turn - 1, most)
-    if turns < 1 or most < 2:
+    turns = min(turns, config.max_turns - episode.turn - 1)  # cut first: the walk must fit the turns it gets
+    most = min(turns * per_turn, episode.actions_left // 2) // 2 * 2  # moves, out and back: an even count
+    turns = min(turns, most)  # each turn sends one move at least
+    if turns < 1:
         return []
     blocked = {tuple(cell) for cell in state["walls"]} | {tuple(cell) for cell in state["boxes"]}
     row, col = state["player"]

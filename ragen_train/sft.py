@@ -297,7 +297,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu"
     out = Path(config.out)
     settings = config.to_dict()
     saved = out / "sft_config.json"
-    resume = out / "resume"
+    resume = _recover_resume(out / "resume")
     progress = json.loads((resume / "progress.json").read_text()) if (resume / "progress.json").is_file() else None
     if progress is not None and json.loads(saved.read_text()) != json.loads(json.dumps(settings)):
         raise ValueError(f"{out} holds a run with other settings (see {saved}); choose another --out")
@@ -320,7 +320,7 @@ def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu"
         optimizer.load_state_dict(torch.load(resume / "optimizer.pt", weights_only=True, map_location="cpu"))
         step = int(progress["step"])
         print(f"resuming {out} at step {step}/{total}", flush=True)
-    records = _read_records(out / "demo_records.jsonl", step)
+    _truncate_records(out / "demo_records.jsonl", step)
     _truncate_metrics(out / "sft_metrics.csv", step)
     model.train()
     began_run, episodes_run, last_loss = time.perf_counter(), 0, float("nan")
@@ -361,7 +361,6 @@ def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu"
                 writer.writerow([position, epoch, config.demos[k].env, f"{loss.item():.6f}", f"{lr:.3e}",
                                  f"{grad_norm:.4f}", tokens, f"{time.perf_counter() - began:.3f}"])
                 handle.flush()  # a long run can be watched (and a crash leaves its curve)
-                records.extend(d.record for d, _ in kept)
             episodes_run += len(indices)
             step = position + 1
             if step % config.log_every == 0 or step == total:
@@ -376,10 +375,8 @@ def run_sft(config: SFTConfig, max_steps: int | None = None, device: str = "cpu"
         _save_resume(model, tokenizer, optimizer, step, resume)
         print(f"stopped at step {step}/{total}; run the same command again to continue", flush=True)
         return out
-    if not records:
-        raise ValueError(f"no demonstrations were kept for {config.demos}; with successful_only=True, "
-                         "play more episodes")
-    _write_demo_summary(records, _count_too_long(out / "demo_records.jsonl"), out / "demos_summary.json")
+    summary = _demo_summary(out / "demo_records.jsonl")
+    (out / "demos_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
     _save_resume(model, tokenizer, optimizer, step, resume)
@@ -397,12 +394,29 @@ def _locate(schedules: Sequence[Sequence[tuple[int, list[int]]]], position: int)
 
 
 def _save_resume(model: Any, tokenizer: Any, optimizer: torch.optim.Optimizer, step: int, resume: Path) -> None:
-    """Write the weights, optimizer state and step; progress.json last, so a torn save is never resumed."""
-    (resume / "progress.json").unlink(missing_ok=True)
-    model.save_pretrained(resume)
-    tokenizer.save_pretrained(resume)
-    torch.save(optimizer.state_dict(), resume / "optimizer.pt")
-    (resume / "progress.json").write_text(json.dumps({"step": step}) + "\n")
+    """Write the weights, optimizer state and step into a new folder, then swap it in for ``resume``: a kill at any
+    point leaves the last whole save to resume from (:func:`_recover_resume`), never a torn one or none."""
+    partial, previous = resume.with_name(resume.name + ".partial"), resume.with_name(resume.name + ".previous")
+    for stale in (partial, previous):
+        shutil.rmtree(stale, ignore_errors=True)
+    model.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    torch.save(optimizer.state_dict(), partial / "optimizer.pt")
+    (partial / "progress.json").write_text(json.dumps({"step": step}) + "\n")
+    had_one = resume.exists()
+    if had_one:
+        resume.rename(previous)
+    partial.rename(resume)
+    if had_one:
+        shutil.rmtree(previous)  # not before the new save is in place
+
+
+def _recover_resume(resume: Path) -> Path:
+    """``resume``, put back from the save before it when a kill fell between :func:`_save_resume`'s two renames."""
+    previous = resume.with_name(resume.name + ".previous")
+    if not resume.exists() and (previous / "progress.json").is_file():
+        previous.rename(resume)
+    return resume
 
 
 def _summary_record(line: dict[str, Any]) -> dict[str, Any]:
@@ -412,14 +426,12 @@ def _summary_record(line: dict[str, Any]) -> dict[str, Any]:
     return {k: line[k] for k in keep if k in line}
 
 
-def _read_records(path: Path, step: int) -> list[dict[str, Any]]:
-    """Kept demo records of the steps before ``step``; later lines (a run cut short) are dropped from the file."""
+def _truncate_records(path: Path, step: int) -> None:
+    """Drop demo records of steps at or after ``step`` (played after the last resumable save)."""
     if not path.is_file():
-        return []
+        return
     lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    lines = [x for x in lines if x["step"] < step]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return [x for x in lines if not x.get("dropped")]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines if x["step"] < step))
 
 
 def _truncate_metrics(path: Path, step: int) -> None:
@@ -454,22 +466,24 @@ def _resolve_model(config: SFTConfig, out: Path) -> Path:
                                  intermediate_size=2 * config.tiny_hidden_size)
 
 
-def _count_too_long(path: Path) -> int:
-    """Demonstrations skipped for their length (``drop_long``) in a run's demo records."""
-    lines = (json.loads(x) for x in path.read_text().splitlines() if x.strip())
-    return sum(x.get("dropped") == "too_long" for x in lines)
-
-
-def _write_demo_summary(records: Sequence[dict[str, Any]], too_long: int, path: Path) -> None:
-    summary = {
-        "episodes": len(records),
-        "dropped_too_long": too_long,
-        "success_rate": float(np.mean([r["success"] for r in records])),
-        "mean_reward": float(np.mean([r["total_reward"] for r in records])),
-        "mean_turns": float(np.mean([r["num_turns"] for r in records])),
-        "mean_actions": float(np.mean([r["num_actions"] for r in records])),
+def _demo_summary(path: Path) -> dict[str, Any]:
+    """Counts and means over a run's demonstrations, each once: a later epoch replays the same demonstration (the
+    same set, index and level seed), so only its first record counts. ``episodes`` are those trained on."""
+    first: dict[tuple[int, int], dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        first.setdefault((record["set"], record["index"]), record)
+    kept = [r for r in first.values() if not r.get("dropped")]
+    if not kept:
+        raise ValueError("no demonstrations were kept; with successful_only=True, play more episodes")
+    return {
+        "episodes": len(kept),
+        "dropped_too_long": sum(r.get("dropped") == "too_long" for r in first.values()),
+        "success_rate": float(np.mean([r["success"] for r in kept])),
+        "mean_reward": float(np.mean([r["total_reward"] for r in kept])),
+        "mean_turns": float(np.mean([r["num_turns"] for r in kept])),
+        "mean_actions": float(np.mean([r["num_actions"] for r in kept])),
     }
-    path.write_text(json.dumps(summary, indent=2) + "\n")
 
 
 #: Worked examples at the end of ``ragen-train sft --help`` (a test parses each and runs the config ones).
@@ -509,7 +523,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="inside <think>: describe (where things are), templated (short true reasoning: where things "
                         "are, how the goal lies, what the moves do), grounded (templated without what the moves "
                         "do), or none")
-    p.add_argument("--demo-seed", type=int, default=dd.seed, help="seed of the demonstration set")
+    p.add_argument("--demo-seed", default=str(dd.seed), action=GivenOnce,
+                   help="seed of the demonstrations' levels: one for every game, or one per --env game (games that "
+                        "share a level generator, such as frozenlake and frozenlake_det, play the same levels under "
+                        "one seed)")
     p.add_argument("--detour-turns", default=str(dd.detour_turns), action=GivenOnce,
                    help="Sokoban only: open each demonstration with up to N turns of a walk over free floor and "
                         "back, kept as history but out of the loss; one N for every game, or one per --env game")
@@ -563,13 +580,14 @@ def config_from_args(argv: Sequence[str] | None = None) -> SFTConfig:
         bad_input(parser, f"--env {a.env!r} names a game twice or has an empty name")
     counts = per_game_counts(parser, "--episodes", a.episodes, len(envs), 1, "one positive count")
     detours = per_game_counts(parser, "--detour-turns", a.detour_turns, len(envs), 0, "one count (0 or more)")
+    demo_seeds = per_game_counts(parser, "--demo-seed", a.demo_seed, len(envs), 0, "one seed (0 or more)")
     try:
         protocol, env_configs = parse_flag(a.protocol, "--protocol"), demo_env_configs(a.env_config, envs)
         # each game's demo set gets its own seed stream, so adding a game leaves the others' levels alone
-        demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=a.demo_seed, thought=a.thought,
+        demos = [DemoConfig(env=env, mode=a.mode, num_episodes=n, seed=seed, thought=a.thought,
                             successful_only=a.successful_only, protocol=protocol, env_config=env_config,
                             detour_turns=detour, answer_space=a.answer_space)
-                 for env, n, env_config, detour in zip(envs, counts, env_configs, detours)]
+                 for env, n, seed, env_config, detour in zip(envs, counts, demo_seeds, env_configs, detours)]
         return SFTConfig(model=a.model, out=a.out, demos=demos, epochs=a.epochs, batch_size=a.batch_size, lr=a.lr,
                          weight_decay=a.weight_decay, warmup_steps=a.warmup_steps, max_seq_len=a.max_seq_len,
                          drop_long=a.drop_long, seed=a.seed, tiny_hidden_size=a.tiny_hidden_size,

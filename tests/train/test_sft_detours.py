@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from ragen_train.demos import DemoConfig, level_seeds, play_demo
+from ragen_envs.text.episode import TextEpisode
+from ragen_train.demos import DemoConfig, detour_moves, level_seeds, play_demo
 from tests.train.loss_spans import trained_spans
 
 pytest.importorskip("torch")
@@ -46,6 +50,26 @@ def test_a_detour_pushes_nothing_returns_to_the_start_and_the_oracle_plays_on(en
         replies = [m["content"] for m in demo.messages if m["role"] == "assistant"]
         assert replies[demo.context_turns] == alone[0]
     assert 0 in seen and max(seen) > 0  # the number of detour turns is drawn per demonstration
+
+
+@settings(max_examples=80, deadline=None)
+@given(turns=st.integers(0, 10), max_turns=st.integers(1, 8), per_turn=st.integers(1, 6),
+       per_episode=st.integers(1, 40), level=st.integers(0, 50), seed=st.integers(0, 2**32 - 1))
+def test_a_detour_fits_every_budget_and_comes_back(turns: int, max_turns: int, per_turn: int, per_episode: int,
+                                                    level: int, seed: int) -> None:
+    protocol = {"max_turns": max_turns, "max_actions_per_turn": per_turn, "max_actions_per_episode": per_episode}
+    episode = TextEpisode("larger_sokoban", level, protocol)
+    state = episode.game.state_dict()
+    walk = detour_moves(episode, turns, np.random.default_rng(seed))
+    assert len(walk) <= min(turns, max_turns - 1)  # a turn is left for the oracle
+    assert all(1 <= len(moves) <= per_turn for moves in walk)
+    assert sum(len(moves) for moves in walk) <= per_episode // 2
+    blocked = {tuple(c) for c in state["walls"]} | {tuple(c) for c in state["boxes"]}
+    row, col = state["player"]
+    for move in (m for moves in walk for m in moves):
+        row, col = row + STEP[move][0], col + STEP[move][1]
+        assert (row, col) not in blocked  # it pushes nothing
+    assert [row, col] == list(state["player"])
 
 
 def test_detour_replies_are_history_out_of_the_loss(tiny_model_dir: Path) -> None:

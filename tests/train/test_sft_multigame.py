@@ -16,6 +16,7 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from ragen_envs.splits import LevelSplitter  # noqa: E402
+from ragen_envs.text.episode import TextEpisode  # noqa: E402
 from ragen_train.demos import DemoConfig, level_seeds, play_demo, play_demos  # noqa: E402
 import ragen_train.sft as sft_module  # noqa: E402
 from ragen_train.sft import (  # noqa: E402
@@ -44,6 +45,23 @@ def test_cli_builds_one_demo_set_per_game() -> None:
     assert cfg.checkpoint_every == 5
     assert [d.num_episodes for d in config_from_args(["--out", "x", "--env", "bandit,frozenlake",
                                                       "--episodes", "4"]).demos] == [4, 4]
+
+
+def test_demo_seeds_are_one_for_every_game_or_one_per_game() -> None:
+    common = ["--out", "x", "--env", "frozenlake,frozenlake_det", "--episodes", "32"]
+    one = config_from_args([*common, "--demo-seed", "911"]).demos
+    per_game = config_from_args([*common, "--demo-seed", "911,912"]).demos
+    assert [d.seed for d in one] == [911, 911] and [d.seed for d in per_game] == [911, 912]
+
+    def lakes(config: DemoConfig) -> list[str]:
+        return [str(TextEpisode(config.env, s).game.state_dict()["rows"]) for s in level_seeds(config)]
+    # under one seed the two lakes share their levels one by one (docs/train.md says so); seeds per game part them
+    assert lakes(one[0]) == lakes(one[1])
+    same = sum(a == b for a, b in zip(lakes(per_game[0]), lakes(per_game[1])))
+    assert same < 8  # small lakes may repeat by chance, not one by one
+    # a game's levels do not depend on the other games of the run
+    alone = config_from_args(["--out", "x", "--env", "frozenlake", "--episodes", "32", "--demo-seed", "911"]).demos
+    assert level_seeds(alone[0]) == level_seeds(per_game[0])
 
 
 def test_env_config_items_reach_the_game_they_name() -> None:
@@ -82,6 +100,8 @@ def test_a_mixture_plays_each_game_with_its_own_config(tiny_model_dir: Path, tmp
 
 @pytest.mark.parametrize("argv", [
     ["--env", "bandit,frozenlake", "--episodes", "1,2,3"],
+    ["--env", "bandit,frozenlake", "--demo-seed", "1,2,3"],
+    ["--env", "bandit", "--demo-seed", "-1"],
     ["--env", "bandit,bandit"],
     ["--env", "bandit,", "--episodes", "3"],
     ["--env", "bandit", "--episodes", "0"],
@@ -198,6 +218,46 @@ def test_a_run_in_chunks_ends_with_the_weights_of_a_run_in_one_go(tiny_model_dir
     reference = transformers.AutoModelForCausalLM.from_pretrained(whole)
     for p, q in zip(final.parameters(), reference.parameters()):
         torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
+
+
+def test_a_kill_in_a_save_or_between_its_renames_resumes_from_the_last_whole_save(
+        tiny_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> None:
+    whole = run_sft(_config(tmp_path / "whole", tiny_model_dir))
+    out = tmp_path / "killed"
+    saves, real_save = [], torch.save
+
+    def killed_at_the_second_save(obj: object, path: Path, *args: object, **kwargs: object) -> None:
+        saves.append(path)
+        if len(saves) == 2:  # the save after step 4, half written
+            raise KeyboardInterrupt
+        real_save(obj, path, *args, **kwargs)
+
+    monkeypatch.setattr(torch, "save", killed_at_the_second_save)
+    with pytest.raises(KeyboardInterrupt):
+        run_sft(_config(out, tiny_model_dir))
+    monkeypatch.undo()
+    assert json.loads((out / "resume" / "progress.json").read_text()) == {"step": 2}
+    run_sft(_config(out, tiny_model_dir), max_steps=1)
+    assert "resuming" in capsys.readouterr().out
+    (out / "resume").rename(out / "resume.previous")  # killed between the swap's two renames
+    run_sft(_config(out, tiny_model_dir))
+    assert f"resuming {out} at step 3/5" in capsys.readouterr().out
+    assert [r["step"] for r in csv.DictReader(open(out / "sft_metrics.csv"))] == [str(s) for s in range(5)]
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith("resume")) == ["resume"]
+    final = transformers.AutoModelForCausalLM.from_pretrained(out)
+    reference = transformers.AutoModelForCausalLM.from_pretrained(whole)
+    for p, q in zip(final.parameters(), reference.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-6)
+
+
+def test_the_demo_summary_counts_each_demonstration_once_over_epochs(tiny_model_dir: Path, tmp_path: Path) -> None:
+    once = run_sft(_config(tmp_path / "once", tiny_model_dir))
+    twice = _config(tmp_path / "twice", tiny_model_dir)
+    twice.epochs = 2
+    run_sft(twice)
+    assert len((tmp_path / "twice" / "demo_records.jsonl").read_text().splitlines()) == 40  # each played twice
+    assert json.loads((tmp_path / "twice" / "demos_summary.json").read_text()) == json.loads(
+        (once / "demos_summary.json").read_text())
 
 
 @pytest.mark.parametrize("later", ["cpu:0", pytest.param("cuda", marks=pytest.mark.skipif(
