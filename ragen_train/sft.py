@@ -40,6 +40,7 @@ from ragen_envs.help_format import HelpFormatter, examples, field_help
 from ragen_envs.overrides import parse_flag, parse_game_flag
 from ragen_eval.devices import torch_device
 from ragen_eval.embedded_model import resolve_model_path
+from ragen_eval.jsonl_store import read_jsonl, rewrite_jsonl
 from ragen_train.demos import DEMO_MODES, THOUGHT_STYLES, Demo, DemoConfig, level_seeds, play_demo
 from ragen_train.loss import aggregate, token_logprobs
 from ragen_train.policy import load_tokenizer
@@ -427,11 +428,10 @@ def _summary_record(line: dict[str, Any]) -> dict[str, Any]:
 
 
 def _truncate_records(path: Path, step: int) -> None:
-    """Drop demo records of steps at or after ``step`` (played after the last resumable save)."""
-    if not path.is_file():
-        return
-    lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines if x["step"] < step))
+    """Drop demo records of steps at or after ``step`` (played after the last resumable save), and a line torn by a
+    kill."""
+    if path.is_file():
+        rewrite_jsonl(path, [x for x in read_jsonl(path) if x["step"] < step])
 
 
 def _truncate_metrics(path: Path, step: int) -> None:
@@ -470,8 +470,7 @@ def _demo_summary(path: Path) -> dict[str, Any]:
     """Counts and means over a run's demonstrations, each once: a later epoch replays the same demonstration (the
     same set, index and level seed), so only its first record counts. ``episodes`` are those trained on."""
     first: dict[tuple[int, int], dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
-        record = json.loads(line)
+    for record in read_jsonl(path):
         first.setdefault((record["set"], record["index"]), record)
     kept = [r for r in first.values() if not r.get("dropped")]
     if not kept:
